@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# scripts/setup.sh: installs every system package loom needs to build and test,
+# from Debian's archive (written for bookworm). Idempotent: when everything is
+# already installed it runs no apt-get at all. Works as root, or through sudo.
+# Python packages for regenerating fixtures and for benchmark peers (torch,
+# transformers, ...) are NOT installed here: see scripts/setup_peers.sh.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# One line per need; keep in step with the find_package calls in CMakeLists.txt.
+packages=(
+  build-essential g++ cmake ninja-build pkg-config  # compiler, CMake >= 3.25, Ninja
+  ccache                                            # faster rebuilds (optional to the build)
+  libdnnl-dev                                       # find_package(dnnl): oneDNN GEMM
+  nlohmann-json3-dev                                # find_package(nlohmann_json)
+  libcli11-dev                                      # find_package(CLI11): the loom CLI
+  libutf8proc-dev                                   # pkg-config libutf8proc: tokenizers
+  libicu-dev                                        # Unicode tables for tokenizers
+  libgtest-dev libgmock-dev googletest              # find_package(GTest)
+  libbenchmark-dev                                  # find_package(benchmark): bench/
+  python3 python3-pip                               # tools/ scripts and CTest helpers
+)
+# OpenMP and Threads come with g++ (libgomp, libpthread).
+
+# is_installed PKG: true when dpkg reports PKG fully installed (not merely
+# known, e.g. removed with its config files left behind).
+is_installed() {
+  dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed$'
+}
+
+missing=()
+for pkg in "${packages[@]}"; do
+  is_installed "$pkg" || missing+=("$pkg")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  log "setup: all ${#packages[@]} system packages already installed"
+  exit 0
+fi
+
+command -v apt-get >/dev/null 2>&1 ||
+  die "setup: apt-get not found; install by hand: ${missing[*]}"
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null 2>&1 ||
+    die "setup: not root and no sudo; as root run: apt-get install ${missing[*]}"
+  sudo=(sudo)
+fi
+
+log "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+still_missing=()
+for pkg in "${missing[@]}"; do
+  is_installed "$pkg" || still_missing+=("$pkg")
+done
+[[ ${#still_missing[@]} -eq 0 ]] || die "setup: still missing after apt-get: ${still_missing[*]}"
+log "setup: done"

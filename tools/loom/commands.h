@@ -1,0 +1,25 @@
+// The `loom` CLI's subcommands. Each subcommand lives in its own file
+// (tools/loom/<name>.cpp) and exposes one function that adds itself to the
+// top-level CLI11 app; main.cpp lists those functions in kCommands.
+//
+// Adding a subcommand:
+//   1. write tools/loom/<name>.cpp defining `void add_<name>_command(CLI::App&)`,
+//   2. declare it below,
+//   3. add it to kCommands in main.cpp.
+// The added CLI::App* must set a callback (app->callback(...)) that does the
+// work; it may throw loom::Error for user mistakes, which main() turns into
+// one "loom: error: ..." line and exit code 1.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace loom::cli {
+
+/// Signature of a subcommand registration function.
+using AddCommand = void (*)(CLI::App& app);
+
+/// `loom info`: prints the version and build configuration (compiler,
+/// C++ standard, sanitizers, assertions, OpenMP threads, devices).
+void add_info_command(CLI::App& app);
+
+}  // namespace loom::cli

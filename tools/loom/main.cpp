@@ -1,0 +1,51 @@
+// Entry point of the `loom` command-line tool: builds the CLI11 app, adds the
+// subcommands listed in kCommands (declared in commands.h, one file each),
+// parses argv and runs the chosen subcommand.
+// Assumes LOOM_VERSION is defined by the build (CMake's project version).
+// Exit codes: 0 success, 1 a user error (loom::Error or bad flags), 2 an
+// unexpected internal failure.
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "loom/error.h"
+
+#ifndef LOOM_VERSION
+#error "LOOM_VERSION must be defined by the build"
+#endif
+
+namespace {
+
+// Every subcommand, in the order `loom --help` lists them.
+constexpr loom::cli::AddCommand kCommands[] = {
+    loom::cli::add_info_command,
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"loom: train and fine-tune Transformer models with lazy tensors", "loom"};
+  app.set_version_flag("--version", std::string("loom ") + LOOM_VERSION);
+  app.require_subcommand(0, 1);
+  for (loom::cli::AddCommand add : kCommands) add(app);
+
+  try {
+    app.parse(argc, argv);
+    if (app.get_subcommands().empty()) {
+      // No subcommand: show what there is, and fail like other multi-command tools.
+      std::cerr << app.help();
+      return 1;
+    }
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  } catch (const loom::Error& e) {
+    std::cerr << "loom: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "loom: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
