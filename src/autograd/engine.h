@@ -1,0 +1,43 @@
+// Reverse-mode autograd over recorded op nodes. Every differentiable op run
+// while grad mode is on and an operand requires grad records a GradNode
+// (op kind, attributes, operands, detached output). backward() walks the
+// nodes in reverse topological order and applies each op's gradient rule,
+// written with loom ops (so it runs on the eager and the lazy device alike).
+#pragma once
+
+#include <vector>
+
+#include "loom/tensor.h"
+#include "ops/attrs.h"
+#include "ops/op_kind.h"
+
+namespace loom::autograd {
+
+struct GradNode {
+  ops::OpKind op;
+  ops::Attrs attrs;
+  std::vector<Tensor> inputs;      // operands as passed (keep their grad_fn)
+  std::vector<uint64_t> versions;  // operand versions at record time
+  Tensor output;                   // the result, detached
+};
+
+/// A gradient rule: given the node and dL/d(output) (output's shape), returns
+/// dL/d(input) for each operand (undefined where no gradient flows). Rules
+/// run with grad mode off.
+using GradRule = std::vector<Tensor> (*)(const GradNode& node, const Tensor& grad_output);
+
+/// The rule for `op`, or nullptr for ops marked kNondiff in ops.def.
+GradRule grad_rule(ops::OpKind op);
+
+/// Runs `op` (lazy::apply_op) and records a GradNode when needed.
+Tensor apply(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs& attrs,
+             const Device& device = {});
+
+/// Back-propagates `gradient` (same shape as root) from `root`, accumulating
+/// into the .grad of every leaf that requires grad.
+void backward(const Tensor& root, const Tensor& gradient);
+
+/// Sums `grad` down to `shape` (the reverse of broadcasting).
+Tensor sum_to(const Tensor& grad, const Shape& shape);
+
+}  // namespace loom::autograd

@@ -1,0 +1,139 @@
+// Gradient rules of the elementwise, reduction and matmul ops. Each returns
+// one gradient per operand, summed back over broadcast dims (sum_to) and
+// cast to the operand's dtype; integer operands get none.
+#include <cmath>
+#include <numbers>
+
+#include "autograd/rules.h"
+#include "loom/ops.h"
+#include "ops/infer.h"
+
+namespace loom::autograd::rules {
+namespace {
+
+// g reduced to the operand's shape and cast to its dtype; undefined for
+// operands that cannot carry a gradient.
+Tensor fit(const Tensor& g, const Tensor& input) {
+  if (!is_floating(input.dtype())) return Tensor();
+  return cast(sum_to(g, input.shape()), input.dtype());
+}
+
+const Tensor& in(const GradNode& n, size_t i) { return n.inputs[i]; }
+
+// Broadcasts a reduced gradient (or output) back to the input shape.
+Tensor unreduce(const Tensor& t, const GradNode& n) {
+  Shape keep = ops::reduced_shape(in(n, 0).shape(), n.attrs.axes, true);
+  return expand(reshape(t, keep), in(n, 0).shape());
+}
+
+int64_t reduced_count(const GradNode& n) {
+  return in(n, 0).numel() / std::max<int64_t>(1, numel(ops::reduced_shape(in(n, 0).shape(), n.attrs.axes, true)));
+}
+
+}  // namespace
+
+std::vector<Tensor> grad_abs(const GradNode& n, const Tensor& g) { return {g * sign(in(n, 0))}; }
+std::vector<Tensor> grad_neg(const GradNode& n, const Tensor& g) { return {neg(g)}; }
+std::vector<Tensor> grad_exp(const GradNode& n, const Tensor& g) { return {g * n.output}; }
+std::vector<Tensor> grad_log(const GradNode& n, const Tensor& g) { return {g / in(n, 0)}; }
+std::vector<Tensor> grad_sqrt(const GradNode& n, const Tensor& g) { return {g * 0.5 / n.output}; }
+std::vector<Tensor> grad_rsqrt(const GradNode& n, const Tensor& g) {
+  return {g * -0.5 * n.output / in(n, 0)};
+}
+std::vector<Tensor> grad_tanh(const GradNode& n, const Tensor& g) {
+  return {g * (1.0 - n.output * n.output)};
+}
+std::vector<Tensor> grad_erf(const GradNode& n, const Tensor& g) {
+  const Tensor& x = in(n, 0);
+  return {g * (2.0 / std::sqrt(std::numbers::pi)) * exp(neg(x * x))};
+}
+std::vector<Tensor> grad_sigmoid(const GradNode& n, const Tensor& g) {
+  return {g * n.output * (1.0 - n.output)};
+}
+std::vector<Tensor> grad_relu(const GradNode& n, const Tensor& g) {
+  return {where(gt(in(n, 0), 0.0), g, 0.0)};
+}
+std::vector<Tensor> grad_sin(const GradNode& n, const Tensor& g) { return {g * cos(in(n, 0))}; }
+std::vector<Tensor> grad_cos(const GradNode& n, const Tensor& g) { return {neg(g * sin(in(n, 0)))}; }
+std::vector<Tensor> grad_gelu(const GradNode& n, const Tensor& g) {
+  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
+  const Tensor& x = in(n, 0);
+  Tensor cdf = 0.5 * (erf(x * (1.0 / std::numbers::sqrt2)) + 1.0);
+  Tensor pdf = exp(x * x * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
+  return {g * (cdf + x * pdf)};
+}
+std::vector<Tensor> grad_gelu_tanh(const GradNode& n, const Tensor& g) {
+  const Tensor& x = in(n, 0);
+  const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
+  Tensor t = tanh((x + x * x * x * c) * k);
+  Tensor du = (x * x * (3.0 * c) + 1.0) * k;
+  return {g * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du)};
+}
+std::vector<Tensor> grad_pow_scalar(const GradNode& n, const Tensor& g) {
+  double e = n.attrs.scalar;
+  return {g * e * pow(in(n, 0), e - 1.0)};
+}
+std::vector<Tensor> grad_cast(const GradNode& n, const Tensor& g) { return {fit(g, in(n, 0))}; }
+
+std::vector<Tensor> grad_add(const GradNode& n, const Tensor& g) {
+  return {fit(g, in(n, 0)), fit(g, in(n, 1))};
+}
+std::vector<Tensor> grad_sub(const GradNode& n, const Tensor& g) {
+  return {fit(g, in(n, 0)), fit(neg(g), in(n, 1))};
+}
+std::vector<Tensor> grad_mul(const GradNode& n, const Tensor& g) {
+  return {fit(g * in(n, 1), in(n, 0)), fit(g * in(n, 0), in(n, 1))};
+}
+std::vector<Tensor> grad_div(const GradNode& n, const Tensor& g) {
+  const Tensor &a = in(n, 0), &b = in(n, 1);
+  return {fit(g / b, a), fit(neg(g * a / (b * b)), b)};
+}
+std::vector<Tensor> grad_maximum(const GradNode& n, const Tensor& g) {
+  // Ties split the gradient evenly, as torch.maximum.
+  const Tensor &a = in(n, 0), &b = in(n, 1);
+  Tensor share = cast(gt(a, b), g.dtype()) + cast(eq(a, b), g.dtype()) * 0.5;
+  return {fit(g * share, a), fit(g * (1.0 - share), b)};
+}
+std::vector<Tensor> grad_minimum(const GradNode& n, const Tensor& g) {
+  const Tensor &a = in(n, 0), &b = in(n, 1);
+  Tensor share = cast(lt(a, b), g.dtype()) + cast(eq(a, b), g.dtype()) * 0.5;
+  return {fit(g * share, a), fit(g * (1.0 - share), b)};
+}
+std::vector<Tensor> grad_pow(const GradNode& n, const Tensor& g) {
+  const Tensor &a = in(n, 0), &b = in(n, 1);
+  Tensor da = g * b * pow(a, b - 1.0);
+  Tensor db = g * n.output * log(where(gt(a, 0.0), a, 1.0));  // 0 where a <= 0
+  return {fit(da, a), fit(db, b)};
+}
+std::vector<Tensor> grad_where(const GradNode& n, const Tensor& g) {
+  const Tensor& c = in(n, 0);
+  return {Tensor(), fit(where(c, g, 0.0), in(n, 1)), fit(where(c, zeros_like(g), g), in(n, 2))};
+}
+
+std::vector<Tensor> grad_sum(const GradNode& n, const Tensor& g) { return {unreduce(g, n)}; }
+std::vector<Tensor> grad_mean(const GradNode& n, const Tensor& g) {
+  return {unreduce(g, n) * (1.0 / double(reduced_count(n)))};
+}
+std::vector<Tensor> grad_max(const GradNode& n, const Tensor& g) {
+  // Evenly among the maximal elements, as torch.amax.
+  Tensor hit = cast(eq(in(n, 0), unreduce(n.output, n)), g.dtype());
+  Tensor count = unreduce(sum(hit, n.attrs.axes, true), n);
+  return {unreduce(g, n) * hit / count};
+}
+std::vector<Tensor> grad_min(const GradNode& n, const Tensor& g) { return grad_max(n, g); }
+std::vector<Tensor> grad_var(const GradNode& n, const Tensor& g) {
+  const Tensor& x = in(n, 0);
+  Tensor centered = x - unreduce(mean(x, n.attrs.axes, true), n);
+  double denom = double(reduced_count(n) - n.attrs.index);
+  return {unreduce(g, n) * centered * (2.0 / denom)};
+}
+
+std::vector<Tensor> grad_matmul(const GradNode& n, const Tensor& g) {
+  const Tensor &a = in(n, 0), &b = in(n, 1);
+  bool ta = n.attrs.trans_a, tb = n.attrs.trans_b;
+  Tensor da = ta ? matmul(b, g, tb, true) : matmul(g, b, false, !tb);
+  Tensor db = tb ? matmul(g, a, true, ta) : matmul(a, g, !ta, false);
+  return {fit(da, a), fit(db, b)};
+}
+
+}  // namespace loom::autograd::rules

@@ -1,0 +1,127 @@
+// Gradient rules of the shape, index, random and nn ops. layer_norm's rule
+// follows the standard derivation (dx = rstd * (dxhat - mean(dxhat) - xhat *
+// mean(dxhat * xhat))); cross_entropy's is (softmax - smoothed one-hot) /
+// count over non-ignored rows; attention differentiates its decomposition.
+#include <numeric>
+
+#include "autograd/decompositions.h"
+#include "autograd/rules.h"
+#include "lazy/tensor_impl.h"
+#include "loom/ops.h"
+
+namespace loom::autograd::rules {
+namespace {
+const Tensor& in(const GradNode& n, size_t i) { return n.inputs[i]; }
+Tensor as_dtype(const Tensor& g, const Tensor& input) { return cast(g, input.dtype()); }
+}  // namespace
+
+std::vector<Tensor> grad_reshape(const GradNode& n, const Tensor& g) {
+  return {reshape(g, in(n, 0).shape())};
+}
+std::vector<Tensor> grad_expand(const GradNode& n, const Tensor& g) {
+  return {sum_to(g, in(n, 0).shape())};
+}
+std::vector<Tensor> grad_permute(const GradNode& n, const Tensor& g) {
+  std::vector<int64_t> inverse(n.attrs.axes.size());
+  for (size_t i = 0; i < inverse.size(); ++i) inverse[n.attrs.axes[i]] = static_cast<int64_t>(i);
+  return {permute(g, inverse)};
+}
+std::vector<Tensor> grad_slice(const GradNode& n, const Tensor& g) {
+  const auto& a = n.attrs;
+  int64_t len = g.shape()[a.axis];
+  Tensor index = arange(double(a.start), double(a.start + len * a.step), double(a.step),
+                        DType::i64, g.device());
+  return {index_add(zeros_like(in(n, 0)), a.axis, index, g)};
+}
+std::vector<Tensor> grad_concat(const GradNode& n, const Tensor& g) {
+  std::vector<int64_t> sizes;
+  for (const Tensor& t : n.inputs) sizes.push_back(t.shape()[n.attrs.axis]);
+  return split(g, sizes, n.attrs.axis);
+}
+
+std::vector<Tensor> grad_embedding(const GradNode& n, const Tensor& g) {
+  const Tensor& w = in(n, 0);
+  Tensor flat_ids = reshape(in(n, 1), {-1});
+  Tensor flat_g = reshape(as_dtype(g, w), {-1, w.shape()[1]});
+  return {index_add(zeros_like(w), 0, flat_ids, flat_g), Tensor()};
+}
+std::vector<Tensor> grad_gather(const GradNode& n, const Tensor& g) {
+  return {scatter_add(zeros_like(in(n, 0)), n.attrs.axis, in(n, 1), g), Tensor()};
+}
+std::vector<Tensor> grad_index_select(const GradNode& n, const Tensor& g) {
+  return {index_add(zeros_like(in(n, 0)), n.attrs.axis, in(n, 1), g), Tensor()};
+}
+std::vector<Tensor> grad_index_add(const GradNode& n, const Tensor& g) {
+  return {g, Tensor(), index_select(g, n.attrs.axis, in(n, 1))};
+}
+std::vector<Tensor> grad_scatter_add(const GradNode& n, const Tensor& g) {
+  return {g, Tensor(), gather(g, n.attrs.axis, in(n, 1))};
+}
+
+std::vector<Tensor> grad_dropout(const GradNode& n, const Tensor& g) {
+  // Same generator state, same mask: dropout(g) = g * mask / (1 - p).
+  return {autograd::apply(ops::OpKind::k_dropout, {g, in(n, 1)}, n.attrs), Tensor()};
+}
+
+std::vector<Tensor> grad_softmax(const GradNode& n, const Tensor& g) {
+  const Tensor& y = n.output;
+  return {y * (g - sum(g * y, {n.attrs.axis}, true))};
+}
+std::vector<Tensor> grad_log_softmax(const GradNode& n, const Tensor& g) {
+  return {g - exp(n.output) * sum(g, {n.attrs.axis}, true)};
+}
+
+std::vector<Tensor> grad_layer_norm(const GradNode& n, const Tensor& g) {
+  const Tensor &x = in(n, 0), &w = in(n, 1), &b = in(n, 2);
+  Tensor mu = mean(x, {-1}, true);
+  Tensor rstd = rsqrt(var(x, {-1}, 0, true) + n.attrs.scalar);
+  Tensor xhat = (x - mu) * rstd;
+  std::vector<int64_t> lead(x.dim() - 1);
+  std::iota(lead.begin(), lead.end(), 0);
+  Tensor dw = sum(g * xhat, lead), db = sum(g, lead);
+  Tensor dxhat = g * w;
+  Tensor dx = rstd * (dxhat - mean(dxhat, {-1}, true) - xhat * mean(dxhat * xhat, {-1}, true));
+  return {dx, as_dtype(dw, w), as_dtype(db, b)};
+}
+
+std::vector<Tensor> grad_cross_entropy(const GradNode& n, const Tensor& g) {
+  const Tensor &logits = in(n, 0), &target = in(n, 1);
+  int64_t classes = logits.shape()[1];
+  double eps = n.attrs.scalar;
+  Tensor valid = ne(target, double(n.attrs.index));                 // [N] bool
+  Tensor safe = where(valid, target, zeros_like(target));           // ignored -> class 0
+  Tensor hot = cast(one_hot(safe, classes), logits.dtype());        // [N, C]
+  Tensor count = cast(sum(valid), logits.dtype());                  // []
+  Tensor d = softmax(logits, 1) - hot * (1.0 - eps) - eps / double(classes);
+  Tensor w = cast(reshape(valid, {-1, 1}), logits.dtype()) * (g / count);
+  return {d * w, Tensor()};
+}
+
+std::vector<Tensor> grad_attention(const GradNode& n, const Tensor& g) {
+  // Re-trace the decomposition on detached leaves and back-propagate g.
+  std::vector<Tensor> leaves;
+  for (size_t i = 0; i < 3; ++i) {
+    Tensor leaf = in(n, i).detach();
+    leaf.requires_grad_(true);
+    leaves.push_back(leaf);
+  }
+  Tensor mask = n.inputs.size() == 4 ? in(n, 3) : Tensor();
+  bool mask_grad = mask.defined() && mask.requires_grad();
+  if (mask_grad) {
+    mask = mask.detach();
+    mask.requires_grad_(true);
+  }
+  {
+    set_grad_enabled(true);
+    Tensor out = attention_decomposed(leaves[0], leaves[1], leaves[2], mask, n.attrs.causal,
+                                      n.attrs.scalar);
+    set_grad_enabled(false);
+    out.backward(g);
+  }
+  std::vector<Tensor> grads;
+  for (Tensor& leaf : leaves) grads.push_back(leaf.grad());
+  if (n.inputs.size() == 4) grads.push_back(mask_grad ? mask.grad() : Tensor());
+  return grads;
+}
+
+}  // namespace loom::autograd::rules

@@ -1,0 +1,35 @@
+// Aligned host buffers with live/peak byte accounting (for memory tests).
+#include "core/buffer.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace loom {
+namespace {
+std::atomic<size_t> g_live{0};
+std::atomic<size_t> g_peak{0};
+constexpr size_t kAlign = 64;
+}  // namespace
+
+Buffer::Buffer(size_t nbytes) : nbytes_(nbytes) {
+  size_t rounded = (nbytes + kAlign - 1) / kAlign * kAlign;
+  if (rounded == 0) rounded = kAlign;
+  data_ = std::aligned_alloc(kAlign, rounded);
+  if (!data_) throw std::bad_alloc();
+  size_t live = g_live.fetch_add(nbytes) + nbytes;
+  size_t peak = g_peak.load();
+  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
+  }
+}
+
+Buffer::~Buffer() {
+  std::free(data_);
+  g_live.fetch_sub(nbytes_);
+}
+
+size_t Buffer::live_bytes() { return g_live.load(); }
+size_t Buffer::peak_bytes() { return g_peak.load(); }
+void Buffer::reset_peak_bytes() { g_peak.store(g_live.load()); }
+
+}  // namespace loom

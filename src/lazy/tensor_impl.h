@@ -1,0 +1,29 @@
+// TensorImpl: the shared state behind a loom::Tensor handle. It holds either
+// device data (a materialized buffer) or, on the lazy device, a pending IR
+// value; plus the autograd fields. `version` counts in-place rebinds so
+// autograd can detect a saved operand that changed before backward.
+#pragma once
+
+#include <memory>
+
+#include "core/buffer.h"
+#include "loom/device.h"
+#include "loom/tensor.h"
+#include "ops/attrs.h"
+
+namespace loom {
+namespace autograd {
+struct GradNode;
+}
+
+struct TensorImpl {
+  ops::TensorType type;
+  Device device;
+  BufferPtr data;  // device data; null while only an IR value is pending
+  bool requires_grad = false;
+  Tensor grad;
+  std::shared_ptr<autograd::GradNode> grad_fn;  // null for leaves
+  uint64_t version = 0;
+};
+
+}  // namespace loom

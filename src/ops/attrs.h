@@ -1,0 +1,49 @@
+// Attrs: the attributes of one op node (which fields an op reads is listed at
+// the top of ops.def). TensorType: shape + dtype of one value. Both are plain
+// values: comparable, hashable (into a graph hash) and printable (IR text).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/dtype.h"
+#include "loom/shape.h"
+
+namespace loom::ops {
+
+using loom::to_string;
+
+struct TensorType {
+  Shape shape;
+  DType dtype = DType::f32;
+  int64_t numel() const { return loom::numel(shape); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  bool operator==(const TensorType&) const = default;
+};
+
+/// "f32[2,3]"
+std::string to_string(const TensorType& type);
+
+struct Attrs {
+  Shape shape;                // reshape / expand / full / arange / uniform / normal
+  std::vector<int64_t> axes;  // reduction axes (empty = all) or permute's perm
+  int64_t axis = 0;           // softmax, concat, slice, gather, index ops, argmax
+  int64_t start = 0;          // slice
+  int64_t end = 0;            // slice (exclusive, already clamped)
+  int64_t step = 1;           // slice
+  int64_t index = 0;          // ignore_index, num_classes, correction, padding_idx
+  double scalar = 0.0;        // exponent, fill value, p, eps, smoothing, scale, start
+  double scalar2 = 0.0;       // arange step
+  DType dtype = DType::f32;   // cast / full / arange / random output dtype
+  bool keepdim = false;
+  bool trans_a = false;
+  bool trans_b = false;
+  bool causal = false;
+  bool operator==(const Attrs&) const = default;
+};
+
+/// Non-default fields as "axis=1 keepdim=true" (empty for defaults).
+std::string to_string(const Attrs& attrs);
+
+}  // namespace loom::ops

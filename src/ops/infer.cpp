@@ -1,0 +1,351 @@
+// Shape/dtype inference, one function per op family. Type promotion follows
+// torch.result_type; float-only math (exp, log, ...) on integers gives f32 as
+// PyTorch does.
+#include "ops/infer.h"
+
+#include <algorithm>
+
+#include "loom/error.h"
+
+namespace loom::ops {
+namespace {
+
+using Types = std::vector<TensorType>;
+
+std::string_view name(OpKind op) { return op_name(op); }
+
+void check_arity(OpKind op, const Types& in) {
+  int arity = op_arity(op);
+  if (arity < 0) return;
+  LOOM_CHECK(static_cast<int>(in.size()) == arity, "[", name(op), "] expects ", arity,
+             " operands, got ", in.size());
+}
+
+void check_floating(OpKind op, const TensorType& t) {
+  LOOM_CHECK(is_floating(t.dtype), "[", name(op), "] dtype ", dtype_name(t.dtype),
+             " is not supported (needs a floating dtype)");
+}
+
+void check_index(OpKind op, const TensorType& t) {
+  LOOM_CHECK(is_integral(t.dtype), "[", name(op), "] index dtype ", dtype_name(t.dtype),
+             " is not supported (needs int32 or int64)");
+}
+
+TensorType infer_unary(OpKind op, const TensorType& x, const Attrs& a) {
+  switch (op) {
+    case OpKind::k_cast: return {x.shape, a.dtype};
+    case OpKind::k_neg:
+      LOOM_CHECK(x.dtype != DType::boolean, "[neg] dtype bool is not supported");
+      return x;
+    case OpKind::k_abs:
+    case OpKind::k_relu:
+    case OpKind::k_sign: return x;
+    case OpKind::k_pow_scalar:
+      if (is_floating(x.dtype)) return x;
+      return {x.shape, a.scalar == static_cast<int64_t>(a.scalar) && a.scalar >= 0 ? x.dtype
+                                                                                   : DType::f32};
+    default:  // float math: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, gelu*, sin, cos
+      return {x.shape, is_floating(x.dtype) ? x.dtype : DType::f32};
+  }
+}
+
+TensorType infer_binary(OpKind op, const TensorType& a, const TensorType& b) {
+  Shape shape = broadcast_shapes(a.shape, b.shape, name(op));
+  if (has_trait(op, kCompare)) return {shape, DType::boolean};
+  DType dtype = promote_types(a.dtype, b.dtype);
+  if ((op == OpKind::k_div || op == OpKind::k_pow) && !is_floating(dtype)) dtype = DType::f32;
+  if (op == OpKind::k_sub) LOOM_CHECK(dtype != DType::boolean, "[sub] dtype bool is not supported");
+  return {shape, dtype};
+}
+
+std::vector<int64_t> check_axes(OpKind op, const std::vector<int64_t>& axes, size_t rank) {
+  std::vector<int64_t> seen;
+  for (int64_t ax : axes) {
+    LOOM_CHECK(ax >= 0 && ax < static_cast<int64_t>(std::max<size_t>(rank, 1)), "[", name(op),
+               "] axis ", ax, " is out of range for rank ", rank);
+    LOOM_CHECK(std::find(seen.begin(), seen.end(), ax) == seen.end(), "[", name(op), "] axis ",
+               ax, " is repeated");
+    seen.push_back(ax);
+  }
+  return seen;
+}
+
+TensorType infer_reduce(OpKind op, const TensorType& x, const Attrs& a) {
+  check_axes(op, a.axes, x.shape.size());
+  Shape shape = reduced_shape(x.shape, a.axes, a.keepdim);
+  int64_t count = shape.empty() && !a.keepdim ? x.numel() : x.numel() / std::max<int64_t>(1, numel(shape));
+  if (!a.axes.empty()) {
+    count = 1;
+    for (int64_t ax : a.axes) count *= x.shape[ax];
+  }
+  LOOM_CHECK(count > 0 || op == OpKind::k_sum || op == OpKind::k_mean || op == OpKind::k_var,
+             "[", name(op), "] cannot reduce an empty dimension of shape ", to_string(x.shape));
+  switch (op) {
+    case OpKind::k_argmax:
+      LOOM_CHECK(a.axes.size() <= 1, "[argmax] takes one axis, got ", a.axes.size());
+      return {shape, DType::i64};
+    case OpKind::k_sum:
+      return {shape, is_floating(x.dtype) ? x.dtype : DType::i64};
+    case OpKind::k_mean:
+    case OpKind::k_var: check_floating(op, x); return {shape, x.dtype};
+    default: return {shape, x.dtype};
+  }
+}
+
+TensorType infer_matmul(const TensorType& a, const TensorType& b, const Attrs& attrs) {
+  LOOM_CHECK(a.shape.size() >= 2 && b.shape.size() >= 2, "[matmul] operands need rank >= 2, got ",
+             to_string(a.shape), " and ", to_string(b.shape));
+  LOOM_CHECK(a.dtype == b.dtype, "[matmul] dtypes ", dtype_name(a.dtype), " and ",
+             dtype_name(b.dtype), " differ");
+  check_floating(OpKind::k_matmul, a);
+  size_t ra = a.shape.size(), rb = b.shape.size();
+  int64_t m = attrs.trans_a ? a.shape[ra - 1] : a.shape[ra - 2];
+  int64_t ka = attrs.trans_a ? a.shape[ra - 2] : a.shape[ra - 1];
+  int64_t kb = attrs.trans_b ? b.shape[rb - 1] : b.shape[rb - 2];
+  int64_t n = attrs.trans_b ? b.shape[rb - 2] : b.shape[rb - 1];
+  LOOM_CHECK(ka == kb, "[matmul] shapes ", to_string(a.shape), " and ", to_string(b.shape),
+             " do not match", attrs.trans_a || attrs.trans_b ? " (with transpose flags)" : "");
+  Shape batch_a(a.shape.begin(), a.shape.end() - 2), batch_b(b.shape.begin(), b.shape.end() - 2);
+  Shape shape = broadcast_shapes(batch_a, batch_b, "matmul");
+  shape.push_back(m);
+  shape.push_back(n);
+  return {shape, a.dtype};
+}
+
+TensorType infer_shape_op(OpKind op, const Types& in, const Attrs& a) {
+  const TensorType& x = in[0];
+  switch (op) {
+    case OpKind::k_reshape:
+      LOOM_CHECK(numel(a.shape) == x.numel() &&
+                     std::all_of(a.shape.begin(), a.shape.end(), [](int64_t d) { return d >= 0; }),
+                 "[reshape] cannot reshape ", to_string(x.shape), " to ", to_string(a.shape));
+      return {a.shape, x.dtype};
+    case OpKind::k_permute: {
+      LOOM_CHECK(a.axes.size() == x.shape.size(), "[permute] perm of length ", a.axes.size(),
+                 " for rank ", x.shape.size());
+      check_axes(op, a.axes, x.shape.size());
+      Shape shape;
+      for (int64_t ax : a.axes) shape.push_back(x.shape[ax]);
+      return {shape, x.dtype};
+    }
+    case OpKind::k_expand: {
+      LOOM_CHECK(a.shape.size() >= x.shape.size(), "[expand] cannot expand ", to_string(x.shape),
+                 " to ", to_string(a.shape));
+      size_t off = a.shape.size() - x.shape.size();
+      for (size_t i = 0; i < x.shape.size(); ++i)
+        LOOM_CHECK(x.shape[i] == a.shape[off + i] || x.shape[i] == 1, "[expand] cannot expand ",
+                   to_string(x.shape), " to ", to_string(a.shape));
+      return {a.shape, x.dtype};
+    }
+    case OpKind::k_slice: {
+      LOOM_CHECK(!x.shape.empty(), "[slice] cannot slice a scalar");
+      LOOM_CHECK(a.axis >= 0 && a.axis < static_cast<int64_t>(x.shape.size()), "[slice] axis ",
+                 a.axis, " is out of range for rank ", x.shape.size());
+      int64_t dim = x.shape[a.axis];
+      LOOM_CHECK(a.step > 0 && a.start >= 0 && a.end <= dim && a.start <= std::max(a.end, a.start),
+                 "[slice] bounds start=", a.start, " end=", a.end, " step=", a.step,
+                 " are invalid for size ", dim);
+      Shape shape = x.shape;
+      shape[a.axis] = a.end > a.start ? (a.end - a.start + a.step - 1) / a.step : 0;
+      return {shape, x.dtype};
+    }
+    default: {  // concat
+      LOOM_CHECK(!in.empty(), "[concat] needs at least one operand");
+      LOOM_CHECK(!x.shape.empty(), "[concat] cannot concatenate scalars");
+      LOOM_CHECK(a.axis >= 0 && a.axis < static_cast<int64_t>(x.shape.size()), "[concat] axis ",
+                 a.axis, " is out of range for rank ", x.shape.size());
+      Shape shape = x.shape;
+      shape[a.axis] = 0;
+      for (const TensorType& t : in) {
+        LOOM_CHECK(t.dtype == x.dtype, "[concat] dtypes ", dtype_name(x.dtype), " and ",
+                   dtype_name(t.dtype), " differ");
+        bool ok = t.shape.size() == x.shape.size();
+        for (size_t d = 0; ok && d < x.shape.size(); ++d)
+          ok = static_cast<int64_t>(d) == a.axis || t.shape[d] == x.shape[d];
+        LOOM_CHECK(ok, "[concat] shapes ", to_string(x.shape), " and ", to_string(t.shape),
+                   " do not match outside axis ", a.axis);
+        shape[a.axis] += t.shape[a.axis];
+      }
+      return {shape, x.dtype};
+    }
+  }
+}
+
+void check_axis(OpKind op, int64_t axis, size_t rank) {
+  LOOM_CHECK(axis >= 0 && axis < static_cast<int64_t>(std::max<size_t>(rank, 1)), "[", name(op),
+             "] axis ", axis, " is out of range for rank ", rank);
+}
+
+TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
+  const TensorType& x = in[0];
+  switch (op) {
+    case OpKind::k_embedding: {
+      LOOM_CHECK(x.shape.size() == 2, "[embedding] weight must be [num_embeddings, dim], got ",
+                 to_string(x.shape));
+      check_index(op, in[1]);
+      Shape shape = in[1].shape;
+      shape.push_back(x.shape[1]);
+      return {shape, x.dtype};
+    }
+    case OpKind::k_one_hot:
+      check_index(op, x);
+      LOOM_CHECK(a.index > 0, "[one_hot] num_classes must be positive, got ", a.index);
+      {
+        Shape shape = x.shape;
+        shape.push_back(a.index);
+        return {shape, DType::i64};
+      }
+    case OpKind::k_index_select: {
+      check_axis(op, a.axis, x.shape.size());
+      check_index(op, in[1]);
+      LOOM_CHECK(in[1].shape.size() == 1, "[index_select] index must be 1-D, got ",
+                 to_string(in[1].shape));
+      Shape shape = x.shape;
+      shape[a.axis] = in[1].shape[0];
+      return {shape, x.dtype};
+    }
+    case OpKind::k_gather: {
+      check_axis(op, a.axis, x.shape.size());
+      check_index(op, in[1]);
+      LOOM_CHECK(in[1].shape.size() == x.shape.size(), "[gather] index shape ",
+                 to_string(in[1].shape), " must have the rank of ", to_string(x.shape));
+      for (size_t d = 0; d < x.shape.size(); ++d)
+        LOOM_CHECK(static_cast<int64_t>(d) == a.axis || in[1].shape[d] <= x.shape[d],
+                   "[gather] index shape ", to_string(in[1].shape), " exceeds ",
+                   to_string(x.shape), " outside axis ", a.axis);
+      return {in[1].shape, x.dtype};
+    }
+    case OpKind::k_index_add: {
+      check_axis(op, a.axis, x.shape.size());
+      check_index(op, in[1]);
+      Shape expect = x.shape;
+      LOOM_CHECK(in[1].shape.size() == 1, "[index_add] index must be 1-D, got ",
+                 to_string(in[1].shape));
+      expect[a.axis] = in[1].shape[0];
+      LOOM_CHECK(in[2].shape == expect, "[index_add] source shape ", to_string(in[2].shape),
+                 " should be ", to_string(expect));
+      LOOM_CHECK(in[2].dtype == x.dtype, "[index_add] dtypes differ");
+      return x;
+    }
+    default: {  // scatter_add(base, index, src)
+      check_axis(op, a.axis, x.shape.size());
+      check_index(op, in[1]);
+      LOOM_CHECK(in[1].shape == in[2].shape && in[1].shape.size() == x.shape.size(),
+                 "[scatter_add] index shape ", to_string(in[1].shape), " and source shape ",
+                 to_string(in[2].shape), " must match and have the rank of ", to_string(x.shape));
+      for (size_t d = 0; d < x.shape.size(); ++d)
+        LOOM_CHECK(static_cast<int64_t>(d) == a.axis || in[1].shape[d] <= x.shape[d],
+                   "[scatter_add] index shape ", to_string(in[1].shape), " exceeds ",
+                   to_string(x.shape));
+      LOOM_CHECK(in[2].dtype == x.dtype, "[scatter_add] dtypes differ");
+      return x;
+    }
+  }
+}
+
+TensorType infer_attention(const Types& in, const Attrs& a) {
+  LOOM_CHECK(in.size() == 3 || in.size() == 4, "[attention] expects q, k, v and an optional mask, got ",
+             in.size(), " operands");
+  const TensorType &q = in[0], &k = in[1], &v = in[2];
+  check_floating(OpKind::k_attention, q);
+  LOOM_CHECK(q.shape.size() >= 2 && k.shape.size() == q.shape.size() &&
+                 v.shape.size() == q.shape.size(),
+             "[attention] q, k, v must have one rank >= 2, got ", to_string(q.shape), ", ",
+             to_string(k.shape), ", ", to_string(v.shape));
+  size_t r = q.shape.size();
+  bool ok = q.shape[r - 1] == k.shape[r - 1] && k.shape[r - 2] == v.shape[r - 2];
+  for (size_t d = 0; d + 2 < r; ++d) ok = ok && q.shape[d] == k.shape[d] && q.shape[d] == v.shape[d];
+  LOOM_CHECK(ok && k.dtype == q.dtype && v.dtype == q.dtype, "[attention] shapes q ",
+             to_string(q.shape), ", k ", to_string(k.shape), ", v ", to_string(v.shape),
+             " do not match");
+  Shape out = q.shape;
+  out[r - 1] = v.shape[r - 1];
+  if (in.size() == 4) {
+    Shape scores = q.shape;
+    scores[r - 1] = k.shape[r - 2];
+    LOOM_CHECK(broadcast_shapes(in[3].shape, scores, "attention") == scores,
+               "[attention] mask shape ", to_string(in[3].shape), " does not broadcast to ",
+               to_string(scores));
+  }
+  return {out, q.dtype};
+}
+
+TensorType infer_composite(OpKind op, const Types& in, const Attrs& a) {
+  const TensorType& x = in[0];
+  switch (op) {
+    case OpKind::k_softmax:
+    case OpKind::k_log_softmax:
+      check_floating(op, x);
+      check_axis(op, a.axis, x.shape.size());
+      return x;
+    case OpKind::k_layer_norm: {
+      check_floating(op, x);
+      LOOM_CHECK(!x.shape.empty(), "[layer_norm] input must have rank >= 1");
+      Shape c{x.shape.back()};
+      LOOM_CHECK(in[1].shape == c && in[2].shape == c, "[layer_norm] weight ",
+                 to_string(in[1].shape), " and bias ", to_string(in[2].shape), " must be ",
+                 to_string(c));
+      return x;
+    }
+    case OpKind::k_cross_entropy:
+      check_floating(op, x);
+      check_index(op, in[1]);
+      LOOM_CHECK(x.shape.size() == 2 && in[1].shape.size() == 1 && in[1].shape[0] == x.shape[0],
+                 "[cross_entropy] logits ", to_string(x.shape), " and target ",
+                 to_string(in[1].shape), " must be [N, C] and [N]");
+      return {{}, x.dtype};
+    default: return infer_attention(in, a);
+  }
+}
+
+}  // namespace
+
+Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdim) {
+  Shape out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool reduced = axes.empty() || std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) !=
+                                       axes.end();
+    if (!reduced) out.push_back(shape[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+TensorType infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs& a) {
+  check_arity(op, in);
+  uint32_t traits = op_traits(op);
+  if (traits & kUnary) return infer_unary(op, in[0], a);
+  if (traits & kBinary) return infer_binary(op, in[0], in[1]);
+  if (traits & kReduce) return infer_reduce(op, in[0], a);
+  if (traits & kMatmul) return infer_matmul(in[0], in[1], a);
+  if (traits & kShape) return infer_shape_op(op, in, a);
+  if (traits & kIndex) return infer_index(op, in, a);
+  if (traits & kComposite) return infer_composite(op, in, a);
+  switch (op) {
+    case OpKind::k_where: {
+      LOOM_CHECK(in[0].dtype == DType::boolean, "[where] condition dtype ",
+                 dtype_name(in[0].dtype), " is not bool");
+      Shape s = broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape, "where"),
+                                 in[2].shape, "where");
+      return {s, promote_types(in[1].dtype, in[2].dtype)};
+    }
+    case OpKind::k_full: return {a.shape, a.dtype};
+    case OpKind::k_arange:
+      LOOM_CHECK(a.shape.size() == 1 && a.shape[0] >= 0, "[arange] bad length ",
+                 to_string(a.shape));
+      return {a.shape, a.dtype};
+    case OpKind::k_dropout:
+      LOOM_CHECK(in[1].dtype == DType::i64 && in[1].shape == Shape{2},
+                 "[dropout] generator state must be int64[2]");
+      LOOM_CHECK(a.scalar >= 0 && a.scalar < 1, "[dropout] p must be in [0, 1), got ", a.scalar);
+      return in[0];
+    default:  // uniform, normal
+      LOOM_CHECK(in[0].dtype == DType::i64 && in[0].shape == Shape{2}, "[", name(op),
+                 "] generator state must be int64[2]");
+      LOOM_CHECK(is_floating(a.dtype), "[", name(op), "] dtype ", dtype_name(a.dtype),
+                 " is not supported (needs a floating dtype)");
+      return {a.shape, a.dtype};
+  }
+}
+
+}  // namespace loom::ops
