@@ -9,7 +9,7 @@ Usage:
   tools/check_layers.py --self-test      check the checker on a synthetic tree
 
 A public header's layer is, in order: its entry in PUBLIC_HEADER_LAYER; else
-the lowest layer holding a source file with the same stem
+the lowest layer holding a .cpp/.cc/.cu file with the same stem
 (include/loom/safetensors.h -> src/io/safetensors.cpp -> io); else the
 highest layer among the headers it includes itself (core if none).
 Assumes includes are written from src/ or include/ ("ops/attrs.h",
@@ -29,6 +29,7 @@ RANK = {name: i for i, name in enumerate(LAYERS)}
 PUBLIC_HEADER_LAYER = {}
 
 SOURCE_EXTS = (".h", ".hpp", ".cpp", ".cc", ".def", ".inc", ".cu", ".cuh")
+IMPL_EXTS = (".cpp", ".cc", ".cu")  # files that can implement a public header
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -73,7 +74,8 @@ class Checker:
         if layer is None:
             stem = os.path.splitext(name)[0]
             ranks = [RANK[self.layer_of_src(p)] for p in source_files(self.src)
-                     if os.path.splitext(os.path.basename(p))[0] == stem
+                     if p.endswith(IMPL_EXTS)
+                     and os.path.splitext(os.path.basename(p))[0] == stem
                      and self.layer_of_src(p) in RANK]
             if ranks:
                 layer = LAYERS[min(ranks)]
@@ -150,12 +152,17 @@ def self_test():
         "include/loom/alias.h": '#include "loom/tensor.h"\n',  # header-only: takes lazy
         "include/loom/shape.h": '#include "loom/alias.h"\n',   # src/core/shape.cpp: core
         "src/core/shape.cpp": '#include "loom/shape.h"\n',
+        "src/ops/ops.def": "\n",                  # a .def does not implement loom/ops.h
+        "src/lazy/ops.cpp": '#include "loom/ops.h"\n',
+        "include/loom/ops.h": '#include "loom/tensor.h"\n',  # lazy -> lazy: fine
+        "src/ir/node.cpp": '#include "loom/ops.h"\n',       # ir -> lazy
     }
     expected = [
         "include/loom/shape.h:1: layer 'core' includes \"loom/alias.h\" from later layer 'lazy'",
         "src/backends/reference/r.h:1: layer 'backends' includes \"../../lazy/graph.h\" "
         "from later layer 'lazy'",
         "src/core/bad.cpp:1: layer 'core' includes \"loom/tensor.h\" from later layer 'lazy'",
+        "src/ir/node.cpp:1: layer 'ir' includes \"loom/ops.h\" from later layer 'lazy'",
         "src/ops/uses_lazy.cpp:2: layer 'ops' includes \"lazy/graph.h\" from later layer 'lazy'",
         "src/stray.cpp: not inside a layer folder",
         "src/widgets/w.cpp: not inside a layer folder",
