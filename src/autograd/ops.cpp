@@ -23,7 +23,11 @@ Tensor scalar_like(const Tensor& x, double value) {
   LOOM_CHECK(x.defined(), "[scalar] operand is an undefined tensor");
   DType dtype = x.dtype();
   if (!is_floating(dtype) && value != std::trunc(value)) dtype = DType::f32;
-  if (dtype == DType::boolean && value != 0 && value != 1) dtype = DType::i64;
+  if (dtype == DType::boolean) dtype = DType::i64;  // bool + Python int is int64 in PyTorch
+  // On the lazy device 0 and 1 are traced constants (the compiler simplifies
+  // x*1, x+0); any other number is device data, a graph input, so a changing
+  // learning rate or loss scale never recompiles.
+  if (x.device().is_lazy() && (value == 0 || value == 1)) return full({}, value, dtype, x.device());
   return scalar_tensor(value, dtype, x.device());
 }
 

@@ -18,3 +18,25 @@ const Backend& backend_by_name(std::string_view name) {
 }
 
 }  // namespace loom::backends
+
+namespace loom::backends {
+
+void Backend::run_fused(const FusedCall& call) const {
+  const compiler::FusedGroup& g = *call.group;
+  std::vector<std::vector<std::byte>> temps(g.body.size());
+  std::vector<ConstView> values(call.inputs);
+  for (size_t k = 0; k < g.body.size(); ++k) {
+    const compiler::FusedOp& op = g.body[k];
+    temps[k].resize(op.type.nbytes());
+    OpCall c{op.op, &op.attrs, {}, {temps[k].data(), op.type}};
+    for (int a : op.args) c.inputs.push_back(values[a]);
+    run(c);
+    values.push_back({temps[k].data(), op.type});
+  }
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    const auto& t = temps[g.outputs[o]];
+    std::copy(t.begin(), t.end(), static_cast<std::byte*>(call.outputs[o].data));
+  }
+}
+
+}  // namespace loom::backends

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/program.h"
 #include "ops/attrs.h"
 #include "ops/op_kind.h"
 
@@ -37,6 +38,15 @@ struct OpCall {
 
 using Kernel = void (*)(const OpCall&);
 
+/// A fused elementwise group to run: inputs in group.input_types order,
+/// outputs in group.outputs order. An output may share its buffer with an
+/// input of the same type (in-place: each element is read before written).
+struct FusedCall {
+  const compiler::FusedGroup* group = nullptr;
+  std::vector<ConstView> inputs;
+  std::vector<MutView> outputs;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -48,6 +58,10 @@ class Backend {
   /// there is no kernel; kernels throw loom::Error for bad index values
   /// (e.g. an embedding id out of range) and unsupported dtypes.
   void run(const OpCall& call) const;
+  /// Runs a fused group. The default evaluates the body op by op through
+  /// kernel() into whole temporaries; backends override it with a kernel that
+  /// touches memory once.
+  virtual void run_fused(const FusedCall& call) const;
 };
 
 /// The plain-loop oracle: every op, computed in double precision.

@@ -4,6 +4,7 @@
 
 #include "backends/backend.h"
 #include "lazy/tensor_impl.h"
+#include "lazy/trace.h"
 #include "loom/error.h"
 #include "ops/infer.h"
 
@@ -27,12 +28,14 @@ Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& de
   auto impl = std::make_shared<TensorImpl>();
   impl->type = type;
   impl->device = device;
+  if (device.is_lazy()) impl->node = data_node(data, type);
   impl->data = std::move(data);
   return Tensor(std::move(impl));
 }
 
 const BufferPtr& materialize(const Tensor& t) {
   LOOM_CHECK(t.defined(), "[tensor] access to an undefined tensor");
+  if (t.device().is_lazy()) ensure_materialized(t);
   LOOM_CHECK(t.impl()->data != nullptr, "[tensor] tensor on ", t.device().str(),
              " has no data");
   return t.impl()->data;
@@ -45,8 +48,7 @@ Tensor apply_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::At
   types.reserve(inputs.size());
   for (const Tensor& t : inputs) types.push_back(t.impl()->type);
   ops::TensorType out_type = ops::infer_type(op, types, attrs);
-  LOOM_CHECK(!dev.is_lazy(), "[", ops::op_name(op),
-             "] the lazy device needs the lazy runtime (src/lazy), which is not built yet");
+  if (dev.is_lazy()) return trace_op(op, inputs, attrs, out_type, dev);
   const backends::Backend& backend = backends::backend_by_name(dev.backend);
   backends::OpCall call{op, &attrs, {}, {}};
   call.inputs.reserve(inputs.size());
@@ -63,7 +65,9 @@ void rebind(const Tensor& dst, const Tensor& src) {
   LOOM_CHECK(dst.device() == src.device(), "[copy_] devices ", dst.device().str(), " and ",
              src.device().str(), " differ");
   dst.impl()->data = src.impl()->data;
+  dst.impl()->node = src.impl()->node;
   ++dst.impl()->version;
+  if (dst.device().is_lazy() && !dst.impl()->data) register_live(dst);
 }
 
 }  // namespace loom::lazy

@@ -15,11 +15,15 @@ namespace loom {
 namespace autograd {
 struct GradNode;
 }
+namespace lazy {
+struct TraceNode;
+}
 
 struct TensorImpl {
   ops::TensorType type;
   Device device;
   BufferPtr data;  // device data; null while only an IR value is pending
+  std::shared_ptr<lazy::TraceNode> node;  // lazy device: pending value or device-data node
   bool requires_grad = false;
   Tensor grad;
   std::shared_ptr<autograd::GradNode> grad_fn;  // null for leaves

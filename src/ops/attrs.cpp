@@ -1,6 +1,8 @@
 // Printing of TensorType and Attrs for IR text and error messages.
 #include "ops/attrs.h"
 
+#include <iomanip>
+#include <limits>
 #include <sstream>
 
 namespace loom::ops {
@@ -13,6 +15,7 @@ std::string to_string(const TensorType& type) {
 std::string to_string(const Attrs& a) {
   static const Attrs defaults;
   std::ostringstream out;
+  out << std::setprecision(std::numeric_limits<double>::max_digits10);
   auto field = [&](const char* name, auto value) {
     if (out.tellp() > 0) out << ' ';
     out << name << '=' << value;

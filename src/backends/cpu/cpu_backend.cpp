@@ -1,6 +1,7 @@
 // The cpu backend's kernel table: an optimized kernel where one exists
 // (cpu/kernels.h), else the reference kernel, so a fast kernel is an
 // optimization, never a requirement.
+#include "backends/cpu/fused.h"
 #include "backends/cpu/kernels.h"
 #include "backends/reference/reference.h"
 
@@ -18,6 +19,7 @@ class CpuBackend final : public Backend {
   }
   std::string_view name() const override { return "cpu"; }
   Kernel kernel(ops::OpKind op) const override { return table_[static_cast<int>(op)]; }
+  void run_fused(const FusedCall& call) const override { cpu::run_fused_chunked(call); }
 
  private:
   Kernel table_[ops::kNumOps];

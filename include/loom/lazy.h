@@ -1,0 +1,32 @@
+// The lazy device's controls (PyTorch/XLA's xm.mark_step and friends).
+//
+//   loom::Device dev("lazy");
+//   for (...) {
+//     loss = model.forward(batch.to(dev)); loss.backward(); opt.step();
+//     loom::lazy::mark_step();   // compile once, then re-run the executable
+//   }
+#pragma once
+
+#include <vector>
+
+#include "loom/tensor.h"
+
+namespace loom::lazy {
+
+/// Cuts the pending graph of every live lazy tensor, compiles it (or takes
+/// it from the compile cache), executes it and rebinds each tensor to its
+/// result. Counts MarkStep.
+void mark_step();
+
+/// Syncs just `tensors` (and what they depend on). Reading a value (item(),
+/// to(cpu), data()) does this and counts an EarlySync.
+void sync(const std::vector<Tensor>& tensors);
+
+/// Number of IR nodes traced since the last sync (for the graph-size guard,
+/// which syncs with a warning past LOOM_MAX_GRAPH_NODES, default 200000).
+int64_t pending_nodes();
+
+/// Empties the in-memory compile cache and the recompile-cause history (tests).
+void clear_compile_cache();
+
+}  // namespace loom::lazy

@@ -1,0 +1,169 @@
+// Lowering an optimized graph into a Program: producer-consumer fusion of
+// elementwise instrs of one shape (a group closes as soon as an instr outside
+// it reads one of its values, which keeps the schedule topological), then
+// liveness (the last step reading each value).
+#include <algorithm>
+
+#include "compiler/program.h"
+
+namespace loom::compiler {
+namespace {
+using ops::OpKind;
+
+bool fusible_dtype(DType d) { return is_floating(d) || d == DType::boolean; }
+}  // namespace
+
+bool is_fusible(const ir::Instr& in, const ir::Graph& g) {
+  uint32_t t = ops::op_traits(in.op);
+  if (!(t & (ops::kUnary | ops::kBinary | ops::kTernary))) return false;
+  if (in.op == OpKind::k_sign) return false;
+  if (!fusible_dtype(in.type.dtype) || in.type.numel() == 0) return false;
+  for (int v : in.operands) {
+    const ops::TensorType& ot = g.type_of(v);
+    if (!fusible_dtype(ot.dtype)) return false;
+    if (ot.shape != in.type.shape && ot.numel() != 1) return false;
+  }
+  return true;
+}
+
+namespace {
+
+struct Builder {
+  const ir::Graph& g;
+  Program prog;
+  std::vector<int> group_of;  // value -> step index of its open/closed fused group, -1
+  std::vector<bool> open;     // per step: group still accepts members
+  std::vector<int> step_of;   // value -> step that produces it (-1: graph input)
+
+  explicit Builder(const ir::Graph& graph)
+      : g(graph), group_of(graph.num_values(), -1), step_of(graph.num_values(), -1) {
+    prog.graph = graph;
+  }
+
+  void close_groups_read_by(const ir::Instr& in) {
+    for (int v : in.operands)
+      if (group_of[v] >= 0) open[group_of[v]] = false;
+  }
+
+  void add_to_group(int step, int id, const ir::Instr& in) {
+    Step& s = prog.steps[step];
+    // args hold value ids while building; translate_args() makes them indices.
+    s.group.body.push_back(FusedOp{in.op, in.attrs, in.operands, in.type});
+    s.group.outputs.push_back(static_cast<int>(s.group.body.size()) - 1);
+    s.outputs.push_back(id);  // every member, pruned later
+    for (int v : in.operands)
+      if (group_of[v] != step && std::find(s.inputs.begin(), s.inputs.end(), v) == s.inputs.end()) {
+        s.inputs.push_back(v);
+        s.group.input_types.push_back(g.type_of(v));
+      }
+    group_of[id] = step;
+  }
+
+  void translate_args(Step& s) {
+    for (FusedOp& op : s.group.body)
+      for (int& a : op.args) {
+        auto in = std::find(s.inputs.begin(), s.inputs.end(), a);
+        if (in != s.inputs.end()) {
+          a = static_cast<int>(in - s.inputs.begin());
+        } else {
+          auto m = std::find(s.outputs.begin(), s.outputs.end(), a);
+          a = s.group.num_inputs() + static_cast<int>(m - s.outputs.begin());
+        }
+      }
+  }
+
+  // A group runs at its first member's position, so a new member's other
+  // operands must already exist there.
+  int pick_group(const ir::Instr& in) {
+    for (int v : in.operands) {
+      int s = group_of[v];
+      if (s < 0 || !open[s] || prog.steps[s].group.shape != in.type.shape) continue;
+      bool ready = true;
+      for (int w : in.operands) ready = ready && (group_of[w] == s || step_of[w] < s);
+      if (ready) return s;
+    }
+    return -1;
+  }
+
+  void build(bool fuse) {
+    int first = static_cast<int>(g.inputs.size());
+    for (size_t i = 0; i < g.instrs.size(); ++i) {
+      const ir::Instr& in = g.instrs[i];
+      int id = first + static_cast<int>(i);
+      if (fuse && is_fusible(in, g)) {
+        int s = pick_group(in);
+        if (s < 0) {
+          Step step;
+          step.fused = true;
+          step.group.shape = in.type.shape;
+          prog.steps.push_back(step);
+          open.push_back(true);
+          s = static_cast<int>(prog.steps.size()) - 1;
+        }
+        add_to_group(s, id, in);
+        step_of[id] = s;
+        continue;
+      }
+      close_groups_read_by(in);
+      Step step;
+      step.instr = in;
+      step.inputs = in.operands;
+      step.outputs = {id};
+      prog.steps.push_back(step);
+      open.push_back(false);
+      step_of[id] = static_cast<int>(prog.steps.size()) - 1;
+    }
+  }
+
+  // Drops group outputs nobody outside the group reads; single-op groups
+  // become plain op steps.
+  void prune_outputs() {
+    std::vector<bool> needed(g.num_values(), false);
+    for (int v : g.outputs) needed[v] = true;
+    for (const Step& s : prog.steps)
+      for (int v : s.inputs) needed[v] = true;
+    for (Step& s : prog.steps) {
+      if (!s.fused) continue;
+      translate_args(s);
+      std::vector<int> outs, body_outs;
+      for (size_t k = 0; k < s.outputs.size(); ++k)
+        if (needed[s.outputs[k]]) {
+          outs.push_back(s.outputs[k]);
+          body_outs.push_back(s.group.outputs[k]);
+        }
+      s.outputs = outs;
+      s.group.outputs = body_outs;
+      if (s.group.body.size() == 1 && !s.outputs.empty()) {
+        s.fused = false;
+        s.instr = g.instr_of(s.outputs[0]);
+        s.inputs = s.instr.operands;
+      } else {
+        ++prog.num_fused_groups;
+      }
+    }
+  }
+
+  void liveness() {
+    std::vector<int> last(g.num_values(), -1);
+    for (size_t i = 0; i < prog.steps.size(); ++i)
+      for (int v : prog.steps[i].inputs) last[v] = static_cast<int>(i);
+    for (size_t i = 0; i < prog.steps.size(); ++i)
+      for (int v : prog.steps[i].outputs) last[v] = std::max(last[v], static_cast<int>(i));
+    std::vector<bool> keep(g.num_values(), false);
+    for (int v : g.outputs) keep[v] = true;
+    for (int v = 0; v < g.num_values(); ++v)
+      if (!keep[v] && last[v] >= 0) prog.steps[last[v]].free_after.push_back(v);
+  }
+};
+
+}  // namespace
+
+Program lower(const ir::Graph& graph, bool fuse) {
+  Builder b(graph);
+  b.build(fuse);
+  b.prune_outputs();
+  b.liveness();
+  return std::move(b.prog);
+}
+
+}  // namespace loom::compiler

@@ -1,0 +1,158 @@
+// IR text printer and parser (round trip), used by LOOM_DUMP_IR, the
+// on-disk compile cache and the pass tests.
+#include <sstream>
+
+#include "ir/graph.h"
+#include "loom/error.h"
+
+namespace loom::ir {
+
+std::string to_text(const Graph& g) {
+  std::ostringstream out;
+  out << "graph(";
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    out << (i ? ", " : "") << '%' << i << ": " << ops::to_string(g.inputs[i]);
+  out << ") {\n";
+  int id = static_cast<int>(g.inputs.size());
+  for (const Instr& in : g.instrs) {
+    out << "  %" << id++ << " = " << ops::op_name(in.op) << '(';
+    for (size_t i = 0; i < in.operands.size(); ++i) out << (i ? ", " : "") << '%' << in.operands[i];
+    out << ')';
+    std::string attrs = ops::to_string(in.attrs);
+    if (!attrs.empty()) out << ' ' << attrs;
+    out << " : " << ops::to_string(in.type) << '\n';
+  }
+  out << "  return (";
+  for (size_t i = 0; i < g.outputs.size(); ++i) out << (i ? ", " : "") << '%' << g.outputs[i];
+  out << ")\n}\n";
+  return out.str();
+}
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : text_(text) {}
+
+  Graph run() {
+    Graph g;
+    expect("graph(");
+    while (!try_eat(")")) {
+      value_id();
+      expect(":");
+      g.inputs.push_back(type());
+      try_eat(",");
+    }
+    expect("{");
+    while (!try_eat("return")) {
+      value_id();
+      expect("=");
+      g.instrs.push_back(instr());
+    }
+    expect("(");
+    while (!try_eat(")")) {
+      g.outputs.push_back(value_id());
+      try_eat(",");
+    }
+    expect("}");
+    return g;
+  }
+
+ private:
+  [[noreturn]] void error(const std::string& what) {
+    int line = 1;
+    for (size_t i = 0; i < pos_ && i < text_.size(); ++i) line += text_[i] == '\n';
+    fail("[ir] line ", line, ": ", what);
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool try_eat(std::string_view s) {
+    skip_space();
+    if (text_.compare(pos_, s.size(), s) != 0) return false;
+    pos_ += s.size();
+    return true;
+  }
+  void expect(std::string_view s) {
+    if (!try_eat(s)) error("expected '" + std::string(s) + "'");
+  }
+  std::string word() {
+    skip_space();
+    size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                   text_[pos_] == '_' || text_[pos_] == '.' ||
+                                   text_[pos_] == '-' || text_[pos_] == '+'))
+      ++pos_;
+    if (start == pos_) error("expected a word");
+    return text_.substr(start, pos_ - start);
+  }
+  int64_t integer() {
+    std::string w = word();
+    try {
+      return std::stoll(w);
+    } catch (...) {
+      error("bad integer '" + w + "'");
+    }
+  }
+  int value_id() {
+    expect("%");
+    return static_cast<int>(integer());
+  }
+  std::vector<int64_t> int_list() {
+    expect("[");
+    std::vector<int64_t> v;
+    while (!try_eat("]")) {
+      v.push_back(integer());
+      try_eat(",");
+    }
+    return v;
+  }
+  ops::TensorType type() {
+    std::string name = word();
+    ops::TensorType t;
+    t.dtype = name == "f32"    ? DType::f32
+              : name == "bool" ? DType::boolean
+                               : dtype_from_name(name);
+    t.shape = int_list();
+    return t;
+  }
+  void attr(ops::Attrs& a, const std::string& key) {
+    expect("=");
+    if (key == "shape") a.shape = int_list();
+    else if (key == "axes") a.axes = int_list();
+    else if (key == "axis") a.axis = integer();
+    else if (key == "start") a.start = integer();
+    else if (key == "end") a.end = integer();
+    else if (key == "step") a.step = integer();
+    else if (key == "index") a.index = integer();
+    else if (key == "scalar") a.scalar = std::stod(word());
+    else if (key == "scalar2") a.scalar2 = std::stod(word());
+    else if (key == "dtype") a.dtype = dtype_from_name(word());
+    else if (key == "keepdim") a.keepdim = word() == "true";
+    else if (key == "trans_a") a.trans_a = word() == "true";
+    else if (key == "trans_b") a.trans_b = word() == "true";
+    else if (key == "causal") a.causal = word() == "true";
+    else error("unknown attribute '" + key + "'");
+  }
+  Instr instr() {
+    Instr in;
+    in.op = ops::op_from_name(word());
+    expect("(");
+    while (!try_eat(")")) {
+      in.operands.push_back(value_id());
+      try_eat(",");
+    }
+    while (!try_eat(":")) attr(in.attrs, word());
+    in.type = type();
+    return in;
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Graph parse(const std::string& text) { return Parser(text).run(); }
+
+}  // namespace loom::ir

@@ -1,0 +1,101 @@
+// In-memory LRU and the on-disk cache of optimized graphs.
+#include "lazy/compile_cache.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "loom/error.h"
+
+namespace loom::lazy {
+
+CompileCache::CompileCache(size_t capacity) : capacity_(capacity ? capacity : 1) {}
+
+std::shared_ptr<const compiler::Program> CompileCache::get(const Hash128& key) {
+  auto it = map_.find(key);
+  if (it == map_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void CompileCache::put(const Hash128& key, std::shared_ptr<const compiler::Program> program) {
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    it->second->second = std::move(program);
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return;
+  }
+  lru_.emplace_front(key, std::move(program));
+  map_[key] = lru_.begin();
+  while (map_.size() > capacity_) {
+    map_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+void CompileCache::clear() {
+  lru_.clear();
+  map_.clear();
+}
+
+namespace {
+constexpr const char* kMagic = "loom-compile-cache 1";
+}
+
+std::string disk_cache_path(const Hash128& key) {
+  const char* dir = std::getenv("LOOM_CACHE_DIR");
+  if (!dir || !*dir) return "";
+  return std::string(dir) + "/" + key.hex() + ".ir";
+}
+
+std::optional<ir::Graph> disk_cache_load(const Hash128& key,
+                                         const std::vector<ops::TensorType>& expected_inputs) {
+  std::string path = disk_cache_path(key);
+  if (path.empty() || !std::filesystem::exists(path)) return std::nullopt;
+  try {
+    std::ifstream in(path);
+    std::string magic, version, key_line;
+    std::getline(in, magic);
+    std::getline(in, version);
+    std::getline(in, key_line);
+    LOOM_CHECK(magic == kMagic, "bad header");
+    LOOM_CHECK(version == std::string("version ") + LOOM_VERSION, "written by another version");
+    LOOM_CHECK(key_line == "key " + key.hex(), "key does not match the file name");
+    std::stringstream body;
+    body << in.rdbuf();
+    ir::Graph g = ir::parse(body.str());
+    ir::verify(g);
+    LOOM_CHECK(g.inputs == expected_inputs, "inputs differ from the traced graph");
+    return g;
+  } catch (const std::exception& e) {
+    std::cerr << "[loom] warning: ignoring compile cache file " << path << ": " << e.what()
+              << "\n";
+    return std::nullopt;
+  }
+}
+
+void disk_cache_store(const Hash128& key, const ir::Graph& optimized) {
+  std::string path = disk_cache_path(key);
+  if (path.empty()) return;
+  try {
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << kMagic << "\nversion " << LOOM_VERSION << "\nkey " << key.hex() << "\n"
+          << ir::to_text(optimized);
+      LOOM_CHECK(out.good(), "write failed");
+    }
+    std::filesystem::rename(tmp, path);
+  } catch (const std::exception& e) {
+    std::cerr << "[loom] warning: cannot write compile cache file " << path << ": " << e.what()
+              << "\n";
+  }
+}
+
+}  // namespace loom::lazy

@@ -1,0 +1,40 @@
+// Trace-time IR: every op on a lazy tensor appends a TraceNode (op, attrs,
+// operand nodes, type). A node holding `data` is device data — a graph input.
+// After a sync each executed node becomes device data in place, so every
+// tensor sharing it (and every later graph using it) sees the result.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/buffer.h"
+#include "loom/tensor.h"
+#include "ops/attrs.h"
+#include "ops/op_kind.h"
+
+namespace loom::lazy {
+
+struct TraceNode {
+  ops::OpKind op = ops::OpKind::k_full;
+  ops::Attrs attrs;
+  std::vector<std::shared_ptr<TraceNode>> operands;
+  ops::TensorType type;
+  BufferPtr data;  // set: device data (graph input), operands empty
+};
+using TraceNodePtr = std::shared_ptr<TraceNode>;
+
+/// Records `op` on lazy operands; returns the pending result tensor.
+Tensor trace_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs& attrs,
+                const ops::TensorType& type, const Device& device);
+
+/// A device-data node for a buffer.
+TraceNodePtr data_node(BufferPtr data, const ops::TensorType& type);
+
+/// Adds a lazy tensor with a pending value to the live-tensor registry that
+/// mark_step() collects.
+void register_live(const Tensor& t);
+
+/// Syncs `t` if pending (counting an EarlySync) so that its data is set.
+void ensure_materialized(const Tensor& t);
+
+}  // namespace loom::lazy

@@ -1,0 +1,197 @@
+// Level-3 tests of the lazy device, asserted through the metrics counters
+// (as PyTorch/XLA's tests do): compile once and re-run, no recompile for new
+// scalar values, exactly one for a new shape with its cause, early syncs,
+// the on-disk cache, and memory that does not grow with the step count.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/buffer.h"
+#include "lazy/lazy_test_util.h"
+
+namespace loom {
+namespace {
+
+using testing::TinyMlp;
+
+struct Batch {
+  Tensor x, y;
+};
+Batch make_batch(int64_t n, int64_t in, int64_t classes, uint64_t seed, const Device& dev) {
+  manual_seed(seed);
+  Tensor x = randn({n, in});
+  std::vector<int64_t> labels(n);
+  for (int64_t i = 0; i < n; ++i) labels[i] = (i * 7 + static_cast<int64_t>(seed)) % classes;
+  return {x.to(dev), tensor_i64(labels, {n}).to(dev)};
+}
+
+class Lazy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("LOOM_CACHE_DIR");
+    testing::reset_lazy();
+  }
+};
+
+TEST_F(Lazy, EagerAndLazyAgree) {
+  Tensor a = randn({5, 7}), b = randn({7, 3});
+  Tensor ref = softmax(gelu(matmul(a, b)) * 2.0 + 1.0, -1);
+  Tensor lz = softmax(gelu(matmul(a.to("lazy"), b.to("lazy"))) * 2.0 + 1.0, -1);
+  EXPECT_EQ(metrics::counter("UncachedCompile"), 0) << "nothing may run before a sync";
+  std::vector<float> r = ref.to_vector<float>(), l = lz.to(Device("cpu")).to_vector<float>();
+  ASSERT_EQ(r.size(), l.size());
+  for (size_t i = 0; i < r.size(); ++i) EXPECT_NEAR(r[i], l[i], 1e-6) << i;
+}
+
+TEST_F(Lazy, TenIdenticalStepsCompileOnce) {
+  Device dev("lazy");
+  TinyMlp mlp(dev, 16, 32, 4);
+  Batch b = make_batch(8, 16, 4, 3, dev);
+  for (int step = 0; step < 10; ++step) {
+    mlp.train_step(b.x, b.y, step);
+    lazy::mark_step();
+  }
+  EXPECT_EQ(metrics::counter("UncachedCompile"), 1);
+  EXPECT_EQ(metrics::counter("CachedCompile"), 9);
+  EXPECT_EQ(metrics::counter("MarkStep"), 10);
+  EXPECT_GT(metrics::timer_total_ns("CompileTime"), 0);
+}
+
+TEST_F(Lazy, LazyTrainingMatchesEager) {
+  TinyMlp eager(Device("cpu"), 16, 32, 4), lazy_mlp(Device("lazy"), 16, 32, 4);
+  Batch be = make_batch(8, 16, 4, 5, Device("cpu")), bl = make_batch(8, 16, 4, 5, Device("lazy"));
+  for (int step = 0; step < 4; ++step) {
+    double le = eager.train_step(be.x, be.y, step).item();
+    Tensor ll = lazy_mlp.train_step(bl.x, bl.y, step);
+    lazy::mark_step();
+    EXPECT_NEAR(le, ll.item(), 1e-5 * std::max(1.0, std::fabs(le))) << "step " << step;
+  }
+  std::vector<float> pe = eager.params[0].to_vector<float>();
+  std::vector<float> pl = lazy_mlp.params[0].to_vector<float>();
+  for (size_t i = 0; i < pe.size(); ++i) ASSERT_NEAR(pe[i], pl[i], 1e-5) << i;
+}
+
+TEST_F(Lazy, LearningRateEqualToAnotherScalarDoesNotRecompile) {
+  Device dev("lazy");
+  TinyMlp mlp(dev, 8, 8, 2);
+  Batch b = make_batch(4, 8, 2, 1, dev);
+  // lr 1e-8 at step 0 equals eps: values coincide, structure must not change.
+  for (int step = 0; step < 4; ++step) {
+    mlp.loss(b.x, b.y).backward();
+    mlp.adamw_step(step, step == 0 ? 1e-8 : 1e-3, 1);
+    lazy::mark_step();
+  }
+  EXPECT_EQ(metrics::counter("UncachedCompile"), 1);
+}
+
+TEST_F(Lazy, NewBatchShapeRecompilesOnceWithCause) {
+  Device dev("lazy");
+  TinyMlp mlp(dev, 8, 8, 2);
+  for (int step = 0; step < 6; ++step) {
+    int64_t n = step < 3 ? 4 : 6;
+    Batch b = make_batch(n, 8, 2, step, dev);
+    mlp.train_step(b.x, b.y, step);
+    lazy::mark_step();
+  }
+  EXPECT_EQ(metrics::counter("UncachedCompile"), 2);
+  std::vector<std::string> causes = metrics::recompile_causes();
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_NE(causes[0].find("f32[4,8] -> f32[6,8]"), std::string::npos) << causes[0];
+  EXPECT_NE(causes[0].find("input %"), std::string::npos) << causes[0];
+}
+
+TEST_F(Lazy, ItemEveryStepCountsEarlySyncs) {
+  Device dev("lazy");
+  TinyMlp mlp(dev, 8, 8, 2);
+  Batch b = make_batch(4, 8, 2, 1, dev);
+  int64_t compiles_after_two = 0;
+  for (int step = 0; step < 6; ++step) {
+    Tensor l = mlp.train_step(b.x, b.y, step);
+    EXPECT_TRUE(std::isfinite(l.item()));
+    lazy::mark_step();
+    if (step == 1) compiles_after_two = metrics::counter("UncachedCompile");
+  }
+  EXPECT_EQ(metrics::counter("EarlySync"), 6);
+  EXPECT_EQ(metrics::counter("UncachedCompile"), compiles_after_two);
+}
+
+TEST_F(Lazy, RandomValuesReadWithoutMarkStep) {
+  Device dev("lazy");
+  std::vector<double> with_step, without_step;
+  manual_seed(7);
+  for (int i = 0; i < 5; ++i) {
+    with_step.push_back(sum(rand({3, 3}, DType::f32, dev)).item());
+    lazy::mark_step();
+  }
+  testing::reset_lazy();
+  manual_seed(7);
+  for (int i = 0; i < 5; ++i) without_step.push_back(sum(rand({3, 3}, DType::f32, dev)).item());
+  EXPECT_LE(metrics::counter("UncachedCompile"), 2);
+  EXPECT_EQ(with_step, without_step);
+  EXPECT_NE(with_step[0], with_step[1]);
+}
+
+TEST_F(Lazy, PeakMemoryDoesNotGrowWithSteps) {
+  Device dev("lazy");
+  TinyMlp mlp(dev, 64, 128, 8);
+  Batch b = make_batch(16, 64, 8, 2, dev);
+  auto run = [&](int steps) {
+    for (int s = 0; s < steps; ++s) {
+      mlp.train_step(b.x, b.y, s);
+      lazy::mark_step();
+    }
+  };
+  run(3);
+  Buffer::reset_peak_bytes();
+  run(5);
+  size_t peak5 = Buffer::peak_bytes();
+  Buffer::reset_peak_bytes();
+  run(20);
+  size_t peak20 = Buffer::peak_bytes();
+  EXPECT_LE(peak20, peak5 + 4096) << "peak after 5 steps " << peak5 << ", after 20 " << peak20;
+}
+
+TEST_F(Lazy, DiskCacheServesASecondProcess) {
+  std::string dir = std::filesystem::temp_directory_path() / ("loom-cache-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  // First process: compiles and writes the cache.
+  std::string self = std::filesystem::read_symlink("/proc/self/exe");
+  std::string cmd = "LOOM_CACHE_DIR=" + dir + " LOOM_CHILD_EXPECT=";
+  auto child = [&](const std::string& expect) {
+    return std::system((cmd + expect + " " + self +
+                        " --gtest_filter=LazyChild.RunSteps > /dev/null 2>&1").c_str());
+  };
+  EXPECT_EQ(child("fresh"), 0);
+  EXPECT_EQ(child("cached"), 0) << "the second process must compile nothing";
+  // A corrupt file is ignored with a warning and recompiled.
+  for (auto& f : std::filesystem::directory_iterator(dir)) std::ofstream(f.path()) << "garbage";
+  EXPECT_EQ(child("fresh"), 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Runs in a child process (see DiskCacheServesASecondProcess).
+TEST(LazyChild, RunSteps) {
+  const char* expect = std::getenv("LOOM_CHILD_EXPECT");
+  if (!expect) GTEST_SKIP() << "only run as a child of DiskCacheServesASecondProcess";
+  testing::reset_lazy();
+  Device dev("lazy");
+  TinyMlp mlp(dev, 8, 8, 2);
+  Batch b = make_batch(4, 8, 2, 1, dev);
+  for (int step = 0; step < 3; ++step) {
+    mlp.train_step(b.x, b.y, step);
+    lazy::mark_step();
+  }
+  if (std::string(expect) == "cached") {
+    EXPECT_EQ(metrics::counter("UncachedCompile"), 0);
+    EXPECT_EQ(metrics::counter("PersistentCacheHit"), 1);
+  } else {
+    EXPECT_EQ(metrics::counter("UncachedCompile"), 1);
+  }
+  EXPECT_TRUE(std::isfinite(mlp.params[0].to_vector<float>()[0]));
+}
+
+}  // namespace
+}  // namespace loom
