@@ -1,5 +1,6 @@
-// loom::safetensors::File: a MappedFile plus its validated header, with
-// lookup by name. Validation lives in safetensors_header.cpp.
+// loom::safetensors::File, the reader of include/loom/safetensors.h: a
+// MappedFile plus its validated header and lookup by name. Validation lives
+// in safetensors_header.cpp, the writer in safetensors_save.cpp.
 #include <functional>
 #include <string_view>
 #include <unordered_map>
