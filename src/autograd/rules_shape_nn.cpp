@@ -91,7 +91,9 @@ std::vector<Tensor> grad_cross_entropy(const GradNode& n, const Tensor& g) {
   Tensor valid = ne(target, double(n.attrs.index));                 // [N] bool
   Tensor safe = where(valid, target, zeros_like(target));           // ignored -> class 0
   Tensor hot = cast(one_hot(safe, classes), logits.dtype());        // [N, C]
-  Tensor count = cast(sum(valid), logits.dtype());                  // []
+  // At least 1: with every target ignored PyTorch's loss is NaN but its
+  // gradient is 0, not NaN.
+  Tensor count = maximum(cast(sum(valid), logits.dtype()), 1.0);  // []
   Tensor d = softmax(logits, 1) - hot * (1.0 - eps) - eps / double(classes);
   Tensor w = cast(reshape(valid, {-1, 1}), logits.dtype()) * (g / count);
   return {d * w, Tensor()};
