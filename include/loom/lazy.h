@@ -18,6 +18,10 @@ namespace loom::lazy {
 /// result. Counts MarkStep.
 void mark_step();
 
+/// Blocks until every launched executable has finished (mark_step returns
+/// as soon as its executable is launched; reading a value waits for it).
+void wait();
+
 /// Syncs just `tensors` (and what they depend on). Reading a value (item(),
 /// to(cpu), data()) does this and counts an EarlySync.
 void sync(const std::vector<Tensor>& tensors);

@@ -7,6 +7,7 @@
 #include "autograd/engine.h"
 #include "lazy/dispatch.h"
 #include "lazy/tensor_impl.h"
+#include "lazy/trace.h"
 #include "loom/error.h"
 #include "loom/ops.h"
 
@@ -46,7 +47,10 @@ Tensor Tensor::detach() const {
   impl->type = impl_->type;
   impl->device = impl_->device;
   impl->data = impl_->data;
-  return Tensor(std::move(impl));
+  impl->node = impl_->node;
+  Tensor out(std::move(impl));
+  if (out.impl()->node && !out.impl()->data) lazy::register_live(out);
+  return out;
 }
 
 void Tensor::backward(const Tensor& gradient) const {

@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "compiler/pass.h"
 #include "lazy/compile_cache.h"
+#include "lazy/executor.h"
 #include "lazy/recompile.h"
 #include "lazy/tensor_impl.h"
 #include "lazy/trace.h"
@@ -34,10 +35,16 @@ struct State {
     return s ? static_cast<size_t>(std::atoll(s)) : size_t{1024};
   }()};
   RecompileTracker tracker;
+  Executor executor;
 };
+// Never destroyed: the executor thread may still be parked at exit. The
+// metrics registry is created first so it outlives every job.
 State& state() {
-  static State s;
-  return s;
+  static State* s = [] {
+    metrics::counter("");
+    return new State();
+  }();
+  return *s;
 }
 
 int64_t max_graph_nodes() {
@@ -51,28 +58,30 @@ int64_t max_graph_nodes() {
 // ---- collect: the graph of the given roots ----
 struct Collected {
   ir::Graph graph;
-  std::vector<BufferPtr> input_data;
+  std::vector<TraceNodePtr> input_nodes;  // device data or in-flight results
+  std::vector<bool> donatable;            // input buffer unreachable after this step
   std::vector<TraceNodePtr> output_nodes;
 };
 
 Collected collect(const std::vector<TraceNodePtr>& roots) {
   Collected c;
   std::unordered_map<TraceNode*, int> id;
-  std::unordered_map<const void*, int> input_of_buffer;
-  std::vector<TraceNode*> order;  // post-order of pending nodes
+  std::unordered_map<const void*, int> input_of;  // dedupe by buffer (or node)
+  std::vector<TraceNode*> order;                  // post-order of pending nodes
   std::vector<std::pair<TraceNode*, size_t>> stack;
   for (const TraceNodePtr& r : roots) {
     if (id.count(r.get())) continue;
     stack.push_back({r.get(), 0});
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
-      if (n->data) {  // device data: a graph input, deduped by buffer
-        auto [it, fresh] = input_of_buffer.try_emplace(n->data.get(), (int)c.graph.inputs.size());
+      if (!n->is_pending()) {  // a graph input
+        const void* key = n->ready.valid() ? static_cast<const void*>(n) : n->data.get();
+        auto [it, fresh] = input_of.try_emplace(key, static_cast<int>(c.graph.inputs.size()));
         if (fresh) {
           c.graph.inputs.push_back(n->type);
-          c.input_data.push_back(n->data);
+          c.input_nodes.push_back(nullptr);  // filled below from a shared_ptr
         }
-        id[n] = -1 - it->second;  // provisional: inputs are numbered first
+        id[n] = -1 - it->second;
         stack.pop_back();
         continue;
       }
@@ -93,15 +102,34 @@ Collected collect(const std::vector<TraceNodePtr>& roots) {
   };
   for (TraceNode* n : order) {
     ir::Instr in{n->op, n->attrs, {}, n->type};
-    for (const TraceNodePtr& o : n->operands) in.operands.push_back(value_of(o.get()));
+    for (const TraceNodePtr& o : n->operands) {
+      int v = value_of(o.get());
+      in.operands.push_back(v);
+      if (v < first && !c.input_nodes[v]) c.input_nodes[v] = o;
+    }
     c.graph.instrs.push_back(std::move(in));
   }
   for (const TraceNodePtr& r : roots) {
-    if (r->data) continue;
+    if (!r->is_pending()) continue;
     c.graph.outputs.push_back(value_of(r.get()));
     c.output_nodes.push_back(r);
   }
   return c;
+}
+
+// After a full sync nothing can reach the collected graph's internal nodes:
+// drop their operands, then an input nobody else holds can be donated (its
+// buffer reused for the step's results).
+void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal) {
+  for (const TraceNodePtr& n : internal) n->operands.clear();
+  internal.clear();
+  c.donatable.assign(c.input_nodes.size(), false);
+  for (size_t i = 0; i < c.input_nodes.size(); ++i) {
+    const TraceNodePtr& n = c.input_nodes[i];
+    // Held only by c.input_nodes: no tensor, no other graph can read it again.
+    // (An in-flight node's data is written by the executor thread: not read here.)
+    c.donatable[i] = n.use_count() == 1 && (n->ready.valid() || n->data.use_count() == 1);
+  }
 }
 
 // ---- compile ----
@@ -136,58 +164,161 @@ std::shared_ptr<const compiler::Program> compile(const Collected& c, const Hash1
   return program;
 }
 
-// ---- execute ----
-std::vector<BufferPtr> execute(const compiler::Program& p, std::vector<BufferPtr> inputs,
-                               const backends::Backend& backend) {
-  auto t0 = Clock::now();
-  const ir::Graph& g = p.graph;
-  std::vector<BufferPtr> slots(g.num_values());
-  for (size_t i = 0; i < inputs.size(); ++i) slots[i] = std::move(inputs[i]);
-  for (const compiler::Step& step : p.steps) {
-    if (step.fused) {
-      backends::FusedCall call{&step.group, {}, {}};
-      for (int v : step.inputs) call.inputs.push_back({slots[v]->data(), g.type_of(v)});
-      for (int v : step.outputs) {
-        slots[v] = make_buffer(g.type_of(v).nbytes());
-        call.outputs.push_back({slots[v]->data(), g.type_of(v)});
-      }
-      backend.run_fused(call);
-    } else {
-      int v = step.outputs[0];
-      backends::OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
-      for (int a : step.inputs) call.inputs.push_back({slots[a]->data(), g.type_of(a)});
-      slots[v] = make_buffer(step.instr.type.nbytes());
-      call.output = {slots[v]->data(), step.instr.type};
-      backend.run(call);
+// ---- execute (on the executor thread) ----
+class Runner {
+ public:
+  Runner(const compiler::Program& p, const backends::Backend& backend) : p_(p), backend_(backend) {}
+
+  std::vector<BufferPtr> run(std::vector<BufferPtr> inputs, const std::vector<bool>& donatable) {
+    const ir::Graph& g = p_.graph;
+    slots_.assign(g.num_values(), nullptr);
+    reusable_.assign(g.num_values(), true);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      slots_[i] = std::move(inputs[i]);
+      reusable_[i] = donatable[i];
     }
-    for (int v : step.free_after) slots[v].reset();
+    for (const compiler::Step& step : p_.steps) {
+      if (step.fused) run_fused(step);
+      else run_op(step);
+      for (int v : step.free_after) release(v);
+    }
+    std::vector<BufferPtr> outputs;
+    for (int v : g.outputs) outputs.push_back(slots_[v]);
+    return outputs;
   }
-  std::vector<BufferPtr> outputs;
-  for (int v : g.outputs) outputs.push_back(slots[v]);
-  metrics::add_time("ExecuteTime", ns_since(t0));
-  metrics::add_counter("ExecuteCount");
-  return outputs;
+
+ private:
+  BufferPtr allocate(size_t nbytes) {
+    auto it = pool_.find(nbytes);
+    if (it != pool_.end() && !it->second.empty()) {
+      BufferPtr b = std::move(it->second.back());
+      it->second.pop_back();
+      return b;
+    }
+    return make_buffer(nbytes);
+  }
+  void release(int v) {
+    BufferPtr b = std::move(slots_[v]);
+    if (b && reusable_[v] && b.use_count() == 1) pool_[b->nbytes()].push_back(std::move(b));
+  }
+  void run_op(const compiler::Step& step) {
+    const ir::Graph& g = p_.graph;
+    int v = step.outputs[0];
+    backends::OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
+    for (int a : step.inputs) call.inputs.push_back({slots_[a]->data(), g.type_of(a)});
+    slots_[v] = allocate(step.instr.type.nbytes());
+    call.output = {slots_[v]->data(), step.instr.type};
+    backend_.run(call);
+  }
+  // A fused group may write an output over an input of the same size that
+  // dies here (each element is read before it is written): in-place updates
+  // of parameters and optimizer state.
+  void run_fused(const compiler::Step& step) {
+    const ir::Graph& g = p_.graph;
+    backends::FusedCall call{&step.group, {}, {}};
+    for (int v : step.inputs) call.inputs.push_back({slots_[v]->data(), g.type_of(v)});
+    std::vector<int> dying(step.free_after);
+    for (int v : step.outputs) {
+      size_t nbytes = g.type_of(v).nbytes();
+      for (int& d : dying) {
+        if (d < 0 || !slots_[d] || !reusable_[d] || slots_[d].use_count() != 1 ||
+            g.type_of(d) != g.type_of(v))
+          continue;
+        slots_[v] = slots_[d];  // shared until release(d) drops the old name
+        reusable_[d] = false;
+        d = -1;
+        break;
+      }
+      if (!slots_[v]) slots_[v] = allocate(nbytes);
+      call.outputs.push_back({slots_[v]->data(), g.type_of(v)});
+    }
+    backend_.run_fused(call);
+  }
+
+  const compiler::Program& p_;
+  const backends::Backend& backend_;
+  std::vector<BufferPtr> slots_;
+  std::vector<bool> reusable_;
+  std::unordered_map<size_t, std::vector<BufferPtr>> pool_;
+};
+
+struct Job {
+  std::shared_ptr<const compiler::Program> program;
+  Collected collected;
+  std::string backend;
+  std::promise<void> done;
+};
+
+void run_job(Job& job) {
+  auto t0 = Clock::now();
+  try {
+    std::vector<BufferPtr> inputs;
+    for (const TraceNodePtr& n : job.collected.input_nodes) {
+      LOOM_CHECK(n->data != nullptr, "[lazy] an input of this step was not computed because an "
+                 "earlier step failed");
+      inputs.push_back(n->data);
+    }
+    for (TraceNodePtr& n : job.collected.input_nodes) n.reset();  // drop our extra holds
+    Runner runner(*job.program, backends::backend_by_name(job.backend));
+    std::vector<BufferPtr> outputs = runner.run(std::move(inputs), job.collected.donatable);
+    for (size_t i = 0; i < job.collected.output_nodes.size(); ++i) {
+      TraceNode& n = *job.collected.output_nodes[i];
+      n.data = outputs[i];
+      n.operands.clear();
+    }
+    metrics::add_time("ExecuteTime", ns_since(t0));
+    metrics::add_counter("ExecuteCount");
+    job.done.set_value();
+  } catch (...) {
+    for (auto& n : job.collected.output_nodes) n->operands.clear();
+    job.done.set_exception(std::current_exception());
+  }
 }
 
-void sync_nodes(std::vector<TraceNodePtr> roots, const std::string& backend_name) {
+void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backend_name,
+                bool full_sync) {
   State& s = state();
-  Collected c = collect(roots);
+  auto job = std::make_shared<Job>();
+  job->collected = collect(roots);
+  Collected& c = job->collected;
   if (c.output_nodes.empty()) return;
   metrics::add_time("TensorsGraphSize", static_cast<int64_t>(c.graph.instrs.size()));
   Hash128 key = hash_combine(ir::graph_hash(c.graph), hash_string({1, 2}, backend_name));
-  auto program = compile(c, key);
-  std::vector<BufferPtr> outputs =
-      execute(*program, c.input_data, backends::backend_by_name(backend_name));
-  for (size_t i = 0; i < c.output_nodes.size(); ++i) {
-    TraceNode& n = *c.output_nodes[i];
-    n.data = outputs[i];
-    n.operands.clear();
+  job->program = compile(c, key);
+  job->backend = backend_name;
+  std::shared_future<void> ready = job->done.get_future().share();
+  // Internal nodes, held by shared_ptr: clearing one's operands may free others.
+  std::vector<TraceNodePtr> internal;
+  if (full_sync) {
+    std::unordered_map<TraceNode*, bool> seen;
+    for (auto& n : c.output_nodes) seen[n.get()] = true;
+    std::vector<TraceNodePtr> stack(c.output_nodes.begin(), c.output_nodes.end());
+    while (!stack.empty()) {
+      TraceNodePtr n = std::move(stack.back());
+      stack.pop_back();
+      for (auto& o : n->operands) {
+        if (seen[o.get()] || !o->is_pending()) continue;
+        seen[o.get()] = true;
+        internal.push_back(o);
+        stack.push_back(o);
+      }
+    }
+  }
+  for (auto& n : c.output_nodes) n->ready = ready;
+  if (full_sync) {
+    release_and_find_donations(c, std::move(internal));
+  } else {
+    c.donatable.assign(c.input_nodes.size(), false);
   }
   s.pending = 0;
+  s.executor.submit([job] { run_job(*job); });
 }
 
+// Waits for the tensor's value if it is in flight, then exposes its data.
 void refresh(TensorImpl& impl) {
-  if (impl.node && impl.node->data) impl.data = impl.node->data;
+  if (!impl.node) return;
+  if (impl.node->ready.valid()) impl.node->ready.get();  // rethrows executor errors
+  if (impl.node->data) impl.data = impl.node->data;
 }
 
 }  // namespace
@@ -232,7 +363,7 @@ Tensor trace_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::At
 void ensure_materialized(const Tensor& t) {
   TensorImpl& impl = *t.impl();
   if (!impl.node) return;
-  if (!impl.node->data) {
+  if (impl.node->is_pending()) {
     metrics::add_counter("EarlySync");
     sync({t});
   }
@@ -240,17 +371,23 @@ void ensure_materialized(const Tensor& t) {
   metrics::add_counter("OutboundData", static_cast<int64_t>(impl.type.nbytes()));
 }
 
-void sync(const std::vector<Tensor>& tensors) {
-  State& s = state();
-  std::lock_guard<std::recursive_mutex> lock(s.mu);
+namespace {
+void launch(const std::vector<Tensor>& tensors, bool full_sync) {
   std::vector<TraceNodePtr> roots;
   std::string backend = "cpu";
   for (const Tensor& t : tensors)
-    if (t.defined() && t.device().is_lazy() && t.impl()->node && !t.impl()->node->data) {
+    if (t.defined() && t.device().is_lazy() && t.impl()->node && t.impl()->node->is_pending()) {
       roots.push_back(t.impl()->node);
       backend = t.device().backend;
     }
-  if (!roots.empty()) sync_nodes(roots, backend);
+  if (!roots.empty()) sync_nodes(roots, backend, full_sync);
+}
+}  // namespace
+
+void sync(const std::vector<Tensor>& tensors) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  launch(tensors, false);
   for (const Tensor& t : tensors)
     if (t.defined()) refresh(*t.impl());
 }
@@ -263,16 +400,14 @@ void mark_step() {
   std::vector<std::weak_ptr<TensorImpl>> still_live;
   for (auto& w : s.live) {
     auto impl = w.lock();
-    if (!impl || !impl->node) continue;
-    if (!impl->node->data) {
-      pending.push_back(Tensor(impl));
-    } else {
-      refresh(*impl);
-    }
+    if (impl && impl->node && impl->node->is_pending()) pending.push_back(Tensor(impl));
   }
   s.live.clear();
-  sync(pending);
+  launch(pending, true);  // returns once launched; values are waited for when read
+  if (!s.executor.asynchronous()) s.executor.drain();
 }
+
+void wait() { state().executor.drain(); }
 
 int64_t pending_nodes() { return state().pending; }
 

@@ -4,6 +4,7 @@
 // tensor sharing it (and every later graph using it) sees the result.
 #pragma once
 
+#include <future>
 #include <memory>
 #include <vector>
 
@@ -14,12 +15,18 @@
 
 namespace loom::lazy {
 
+// States: pending (no data, `ready` invalid) -> in flight (`ready` valid; the
+// executor thread sets `data` before it fulfils `ready`) -> done. Device
+// data made on the host has `data` set and `ready` invalid. The tracing
+// thread reads `data` of an in-flight node only after waiting on `ready`.
 struct TraceNode {
   ops::OpKind op = ops::OpKind::k_full;
   ops::Attrs attrs;
   std::vector<std::shared_ptr<TraceNode>> operands;
   ops::TensorType type;
-  BufferPtr data;  // set: device data (graph input), operands empty
+  BufferPtr data;                // device data (a graph input); operands empty
+  std::shared_future<void> ready;  // valid once launched for execution
+  bool is_pending() const { return !data && !ready.valid(); }
 };
 using TraceNodePtr = std::shared_ptr<TraceNode>;
 

@@ -1,0 +1,60 @@
+// The executor thread: a FIFO of jobs; jobs report their own errors through
+// their promises, so the loop never throws.
+#include "lazy/executor.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace loom::lazy {
+
+Executor::Executor() {
+  const char* s = std::getenv("LOOM_SYNC_EXECUTION");
+  asynchronous_ = !(s && std::string(s) == "1");
+  if (asynchronous_) thread_ = std::thread([this] { loop(); });
+}
+
+Executor::~Executor() {
+  if (!asynchronous_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Executor::submit(std::function<void()> job) {
+  if (!asynchronous_) {
+    job();
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void Executor::drain() {
+  if (!asynchronous_) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+void Executor::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop requested and nothing left
+    std::function<void()> job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    job();
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) idle_cv_.notify_all();
+  }
+}
+
+}  // namespace loom::lazy
