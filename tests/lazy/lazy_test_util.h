@@ -14,9 +14,14 @@ namespace loom::testing {
 
 struct TinyMlp {
   std::vector<Tensor> params, m, v;
-  TinyMlp(const Device& dev, int64_t in, int64_t hidden, int64_t out, uint64_t seed = 1) {
+  /// in -> hidden (x hidden_layers) -> out, tanh-GELU between layers.
+  TinyMlp(const Device& dev, int64_t in, int64_t hidden, int64_t out, uint64_t seed = 1,
+          int hidden_layers = 1) {
     manual_seed(seed);
-    for (auto [r, c] : {std::pair{in, hidden}, std::pair{hidden, out}}) {
+    std::vector<std::pair<int64_t, int64_t>> dims{{in, hidden}};
+    for (int i = 1; i < hidden_layers; ++i) dims.push_back({hidden, hidden});
+    dims.push_back({hidden, out});
+    for (auto [r, c] : dims) {
       params.push_back((randn({r, c}) * (1.0 / std::sqrt(double(r)))).to(dev).requires_grad_());
       params.push_back(zeros({c}).to(dev).requires_grad_());
     }
@@ -26,8 +31,10 @@ struct TinyMlp {
     }
   }
   Tensor loss(const Tensor& x, const Tensor& y) const {
-    Tensor h = gelu(add(matmul(x, params[0]), params[1]), "tanh");
-    Tensor logits = add(matmul(h, params[2]), params[3]);
+    Tensor h = x;
+    for (size_t i = 0; i + 2 < params.size(); i += 2)
+      h = gelu(add(matmul(h, params[i]), params[i + 1]), "tanh");
+    Tensor logits = add(matmul(h, params[params.size() - 2]), params.back());
     return cross_entropy(logits, y);
   }
   // One AdamW step; lr from a linear warm-up over `warmup` steps.
