@@ -1,4 +1,5 @@
 // loom::Tensor's methods, the factories and the global Philox generator.
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include "lazy/tensor_impl.h"
 #include "lazy/trace.h"
 #include "loom/error.h"
+#include "loom/metrics.h"
 #include "loom/ops.h"
 
 namespace loom {
@@ -67,8 +69,13 @@ void Tensor::backward(const Tensor& gradient) const {
 
 Tensor Tensor::to(const Device& device) const {
   if (this->device() == device) return *this;
+  auto t0 = std::chrono::steady_clock::now();
   Tensor out = from_blob(data(), shape(), dtype(), device);
   if (requires_grad()) out.impl()->requires_grad = true;  // a new leaf
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::steady_clock::now() - t0).count();
+  if (device.is_lazy()) metrics::add_time("TransferToDeviceTime", ns);
+  if (this->device().is_lazy()) metrics::add_time("TransferFromDeviceTime", ns);
   return out;
 }
 
