@@ -1,6 +1,8 @@
 // Optimized cpu kernels: the registry maps an op kind to its optimized
 // kernel (nullptr = use the reference kernel). Each family lives in its own
-// file (elementwise.cpp, reduce.cpp, gemm.cpp, ...).
+// file: elementwise_unary.cpp, elementwise_binary.cpp, reduce.cpp,
+// matmul.cpp (oneDNN GEMM), nn.cpp, attention.cpp, index.cpp, shape.cpp,
+// random.cpp. A kernel may hand a rare dtype case to the reference kernel.
 #pragma once
 
 #include "backends/backend.h"
@@ -9,5 +11,52 @@ namespace loom::backends::cpu {
 
 /// The optimized kernel for `op`, or nullptr.
 Kernel optimized_kernel(ops::OpKind op);
+
+/// Elements per parallel task for memory-bound loops: below this an op runs
+/// on one thread (thread start-up would cost more than it saves).
+inline constexpr int64_t kElementGrain = 1 << 15;
+/// Elements per conversion chunk (stack scratch in kernels that convert
+/// bf16/f16/int operands to f32 or int64 on the fly).
+inline constexpr int64_t kChunk = 1024;
+
+// elementwise_unary.cpp: every kUnary op (incl. cast), full, arange.
+void cpu_unary(const OpCall& call);
+void cpu_full(const OpCall& call);
+void cpu_arange(const OpCall& call);
+// elementwise_binary.cpp: every kBinary op (incl. comparisons), where.
+void cpu_binary(const OpCall& call);
+void cpu_where(const OpCall& call);
+// reduce.cpp: sum, mean, max, min, argmax, var.
+void cpu_reduce(const OpCall& call);
+// matmul.cpp
+void cpu_matmul(const OpCall& call);
+// nn.cpp
+void cpu_softmax(const OpCall& call);
+void cpu_log_softmax(const OpCall& call);
+void cpu_layer_norm(const OpCall& call);
+void cpu_cross_entropy(const OpCall& call);
+// attention.cpp
+void cpu_attention(const OpCall& call);
+// index.cpp
+void cpu_embedding(const OpCall& call);
+void cpu_index_select(const OpCall& call);
+void cpu_index_add(const OpCall& call);
+void cpu_gather(const OpCall& call);
+void cpu_scatter_add(const OpCall& call);
+void cpu_one_hot(const OpCall& call);
+// shape.cpp
+void cpu_reshape(const OpCall& call);
+void cpu_permute(const OpCall& call);
+void cpu_expand(const OpCall& call);
+void cpu_slice(const OpCall& call);
+void cpu_concat(const OpCall& call);
+/// dst = src (row-major, `shape`, elements of `esize` bytes) permuted so
+/// that dst dim i is src dim perm[i] (blocked copy, parallel).
+void permute_copy(const void* src, const Shape& shape, const std::vector<int64_t>& perm,
+                  size_t esize, void* dst);
+// random.cpp
+void cpu_dropout(const OpCall& call);
+void cpu_uniform(const OpCall& call);
+void cpu_normal(const OpCall& call);
 
 }  // namespace loom::backends::cpu

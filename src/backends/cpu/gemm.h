@@ -1,0 +1,38 @@
+// GEMM for the cpu backend, through oneDNN (DNNL). Matrices are row-major;
+// a transposed operand is described to oneDNN by strides, never copied.
+#pragma once
+
+#include <cstdint>
+
+#include "loom/dtype.h"
+
+namespace loom::backends::cpu {
+
+/// A batch of equal-shaped products C[i] = op(A[i]) op(B[i]), i < batch:
+/// op(A) is m x k (A stored k x m when trans_a), op(B) is k x n (B stored
+/// n x k when trans_b), C is m x n. Batch items follow each other densely;
+/// a broadcast operand (bcast_a / bcast_b) is one matrix used for every i.
+struct GemmShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  bool bcast_a = false, bcast_b = false;
+};
+
+/// Runs the batch with `dtype` operands and result (f32, bf16 or f16).
+/// bf16/f16 use oneDNN's native kernel when this CPU has one (not its
+/// reference implementation); otherwise they are converted to f32, multiplied
+/// and rounded back. Primitives are cached by (shape, dtype, thread count).
+/// Requires m, n, k, batch >= 1. Multi-threaded with get_num_threads().
+void gemm(const GemmShape& shape, DType dtype, const void* a, const void* b, void* c);
+
+/// f32 C = alpha op(A) op(B) + beta C with leading dimensions (oneDNN's
+/// sgemm; single-threaded when called inside a parallel region). Never
+/// throws (it may run inside an OpenMP region): returns false when oneDNN
+/// rejects the arguments.
+bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+/// True when gemm() runs `dtype` natively (no f32 round trip) on this CPU.
+bool gemm_native(DType dtype);
+
+}  // namespace loom::backends::cpu

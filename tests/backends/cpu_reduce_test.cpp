@@ -1,0 +1,120 @@
+// cpu vs reference for the reductions: every axis set of a rank-3 tensor
+// (last axes = contiguous rows, leading and middle axes = column path,
+// separated axes = permuted copy), keepdim, size-1 and empty dims, a long
+// row (split into fixed pieces across threads), NaN propagation, int and
+// bool inputs.
+#include <cmath>
+
+#include "backends/cpu_test_util.h"
+
+namespace loom::cpu_test {
+namespace {
+
+using ops::OpKind;
+
+const std::vector<int64_t> kAxisSets[] = {{},     {0},    {1},    {2},      {0, 1},
+                                          {1, 2}, {0, 2}, {2, 0}, {0, 1, 2}};
+
+std::string axes_str(const std::vector<int64_t>& axes) {
+  std::string s = "{";
+  for (int64_t a : axes) s += std::to_string(a) + ",";
+  return s + "}";
+}
+
+TEST(CpuReduce, EveryAxisSetFloat) {
+  for (const Shape& shape : {Shape{6, 7, 9}, Shape{3, 1, 300}, Shape{1, 5, 1}, Shape{2, 260, 3}})
+    for (DType dt : {DType::f32, DType::bf16})
+      for (const auto& axes : kAxisSets)
+        for (bool keepdim : {false, true})
+          for (OpKind op :
+               {OpKind::k_sum, OpKind::k_mean, OpKind::k_max, OpKind::k_min, OpKind::k_var}) {
+            ops::Attrs a;
+            a.axes = axes;
+            a.keepdim = keepdim;
+            a.index = 1;
+            Operand x = random_operand(shape, dt, 21);
+            expect_match(
+                op, a, {x},
+                std::string(ops::op_name(op)) + " " + describe(x) + " axes " + axes_str(axes));
+          }
+}
+
+TEST(CpuReduce, VarCorrectionZeroAndSingleElement) {
+  for (int64_t correction : {0, 1, 2}) {
+    ops::Attrs a;
+    a.axes = {1};
+    a.index = correction;
+    expect_match(OpKind::k_var, a, {random_operand({4, 5}, DType::f32, 2)}, "var correction");
+    expect_match(OpKind::k_var, a, {random_operand({4, 1}, DType::f32, 2)}, "var of one element");
+  }
+}
+
+TEST(CpuReduce, ArgmaxEachAxis) {
+  for (const Shape& shape : {Shape{6, 7, 9}, Shape{1, 300, 2}, Shape{1000}})
+    for (DType dt : {DType::f32, DType::bf16, DType::i64, DType::i32})
+      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis) {
+        ops::Attrs a;
+        a.axes = {axis};
+        Operand x = random_operand(shape, dt, 5, -50, 50);  // ints: ties test the first index rule
+        expect_match(OpKind::k_argmax, a, {x},
+                     "argmax " + describe(x) + " axis " + std::to_string(axis));
+      }
+  ops::Attrs all;  // all axes: index into the flattened tensor
+  expect_match(OpKind::k_argmax, all, {random_operand({4, 5, 6}, DType::f32, 8)}, "argmax all");
+}
+
+TEST(CpuReduce, NanPropagation) {
+  const double nan = std::nan("");
+  Operand x = operand_of({1, nan, 3, 4, 5, 6, nan, 0, 2, 9, 8, 7}, {3, 4}, DType::f32);
+  for (OpKind op : {OpKind::k_max, OpKind::k_min, OpKind::k_argmax, OpKind::k_sum})
+    for (int64_t axis : {0, 1}) {
+      ops::Attrs a;
+      a.axes = {axis};
+      expect_match(op, a, {x}, std::string(ops::op_name(op)) + " NaN axis " + std::to_string(axis));
+    }
+}
+
+TEST(CpuReduce, LongRowIsSplitAcrossThreads) {
+  Operand x = random_operand({2, 300001}, DType::f32, 9, -1, 3);
+  for (OpKind op : {OpKind::k_sum, OpKind::k_mean, OpKind::k_max, OpKind::k_min, OpKind::k_var}) {
+    ops::Attrs a;
+    a.axes = {1};
+    a.index = 1;
+    expect_match(op, a, {x}, std::string(ops::op_name(op)) + " long rows");
+    ops::Attrs all;
+    all.index = 1;
+    expect_match(op, all, {x}, std::string(ops::op_name(op)) + " all");
+  }
+}
+
+TEST(CpuReduce, IntegerAndBoolInputs) {
+  for (DType dt : {DType::i64, DType::i32, DType::boolean})
+    for (const auto& axes : kAxisSets)
+      for (OpKind op : {OpKind::k_sum, OpKind::k_max, OpKind::k_min}) {
+        ops::Attrs a;
+        a.axes = axes;
+        Operand x = random_operand({5, 6, 7}, dt, 13, -100, 100);
+        expect_match(op, a, {x},
+                     std::string(ops::op_name(op)) + " " + describe(x) + " " + axes_str(axes));
+      }
+}
+
+TEST(CpuReduce, EmptyInputs) {
+  ops::Attrs a;
+  a.axes = {1};
+  a.index = 1;
+  for (OpKind op : {OpKind::k_sum, OpKind::k_mean, OpKind::k_var})
+    expect_match(op, a, {random_operand({3, 0}, DType::f32, 1)},
+                 std::string(ops::op_name(op)) + " [3,0]");
+  a.axes = {0};
+  for (OpKind op : {OpKind::k_sum, OpKind::k_max, OpKind::k_argmax})
+    expect_match(op, a, {random_operand({3, 0}, DType::f32, 1)},
+                 std::string(ops::op_name(op)) + " [3,0] axis 0");
+  ops::Attrs scalar;
+  for (OpKind op : {OpKind::k_sum, OpKind::k_max, OpKind::k_mean})
+    expect_match(op, scalar, {random_operand({}, DType::f32, 1)},
+                 std::string(ops::op_name(op)) + " rank 0");
+}
+
+}  // namespace
+}  // namespace loom::cpu_test
