@@ -1,0 +1,110 @@
+// Helpers for the tokenizer tests: paths under LOOM_SOURCE_DIR, fixture loading, temporary
+// files, byte -> character offset conversion (the rule of the `tokenizers` Python binding),
+// and vector comparison that prints the first difference side by side.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "loom/tokenizer.h"
+
+namespace loom::test {
+
+inline std::string source_path(const std::string& rel) {
+  return std::string(LOOM_SOURCE_DIR) + "/" + rel;
+}
+
+inline nlohmann::json load_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return nlohmann::json::parse(buffer.str());
+}
+
+/// A fresh temporary directory, removed when the object dies.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "loom_tok_XXXXXX").string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    path_ = mkdtemp(buf.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string write(const std::string& name, const std::string& content) const {
+    std::string p = path_ + "/" + name;
+    std::ofstream out(p, std::ios::binary);
+    out << content;
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
+
+/// Byte offsets -> character offsets, as tokenizers' BytesToCharOffsetConverter does: a
+/// start inside the text maps to its character; an end at the text's end maps to one past
+/// the last character; a start at the end leaves the pair unchanged.
+inline std::vector<std::vector<int64_t>> to_char_offsets(const std::string& text,
+                                                         const std::vector<TokenOffset>& offs) {
+  std::vector<int64_t> char_of(text.size());
+  int64_t c = -1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++c;
+    char_of[i] = c;
+  }
+  const int64_t n = static_cast<int64_t>(text.size());
+  std::vector<std::vector<int64_t>> out;
+  for (const TokenOffset& o : offs) {
+    if (o.begin >= n) {
+      out.push_back({o.begin, o.end});
+      continue;
+    }
+    int64_t b = char_of[o.begin];
+    int64_t e = o.end < n ? char_of[o.end] : (o.end > 0 ? char_of[o.end - 1] + 1 : b + 1);
+    out.push_back({b, e});
+  }
+  return out;
+}
+
+/// Checks a == b; on failure prints the first differing position and values around it.
+template <typename T>
+::testing::AssertionResult same_values(const std::vector<T>& got, const std::vector<T>& want) {
+  if (got == want) return ::testing::AssertionSuccess();
+  size_t i = 0;
+  while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+  std::ostringstream msg;
+  msg << "sizes " << got.size() << " (loom) vs " << want.size() << " (reference); first "
+      << "difference at " << i << "\n  loom:      ";
+  auto show = [&](const std::vector<T>& v) {
+    for (size_t k = (i > 3 ? i - 3 : 0); k < v.size() && k < i + 6; ++k) {
+      if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+        msg << "(" << v[k][0] << "," << v[k][1] << ") ";
+      } else {
+        msg << v[k] << " ";
+      }
+    }
+  };
+  show(got);
+  msg << "\n  reference: ";
+  show(want);
+  return ::testing::AssertionFailure() << msg.str();
+}
+
+inline std::vector<int32_t> ids_of(const nlohmann::json& j) {
+  return j.get<std::vector<int32_t>>();
+}
+
+}  // namespace loom::test
