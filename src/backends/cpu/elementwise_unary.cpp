@@ -197,31 +197,31 @@ void cpu_unary(const OpCall& call) {
   run_chunked<int64_t>(call, load_i64, store_i64, compute_i64);
 }
 
+namespace {
+template <typename E>
+void fill_as(const MutView& out, const unsigned char* value) {
+  E v;
+  std::memcpy(&v, value, sizeof(E));
+  E* p = static_cast<E*>(out.data);
+  parallel_for(out.type.numel(), kElementGrain,
+               [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
+}
+}  // namespace
+
 void cpu_full(const OpCall& call) {
   const MutView& out = call.output;
-  size_t esize = dtype_size(out.type.dtype);
-  alignas(8) unsigned char value[8];
+  unsigned char value[8];
   store_from_double(value, out.type.dtype, 0, call.attrs->scalar);
-  parallel_for(out.type.numel(), kElementGrain, [&](int64_t b, int64_t e) {
-    char* p = static_cast<char*>(out.data);
-    switch (esize) {
-      case 1:
-        std::memset(p + b, value[0], e - b);
-        break;
-      case 2:
-        std::fill(reinterpret_cast<uint16_t*>(p) + b, reinterpret_cast<uint16_t*>(p) + e,
-                  *reinterpret_cast<uint16_t*>(value));
-        break;
-      case 4:
-        std::fill(reinterpret_cast<uint32_t*>(p) + b, reinterpret_cast<uint32_t*>(p) + e,
-                  *reinterpret_cast<uint32_t*>(value));
-        break;
-      default:
-        std::fill(reinterpret_cast<uint64_t*>(p) + b, reinterpret_cast<uint64_t*>(p) + e,
-                  *reinterpret_cast<uint64_t*>(value));
-        break;
-    }
-  });
+  switch (dtype_size(out.type.dtype)) {
+    case 1:
+      return fill_as<uint8_t>(out, value);
+    case 2:
+      return fill_as<uint16_t>(out, value);
+    case 4:
+      return fill_as<uint32_t>(out, value);
+    default:
+      return fill_as<uint64_t>(out, value);
+  }
 }
 
 void cpu_arange(const OpCall& call) {

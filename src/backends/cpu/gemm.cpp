@@ -94,6 +94,8 @@ std::shared_ptr<Entry> create(const Key& key) {
   return e;
 }
 
+constexpr size_t kMaxCached = 2048;  // primitives kept before the cache is reset
+
 std::shared_ptr<Entry> lookup(const GemmShape& s, DType dtype) {
   static std::mutex mutex;
   static std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash> cache;
@@ -102,6 +104,7 @@ std::shared_ptr<Entry> lookup(const GemmShape& s, DType dtype) {
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   auto e = create(key);
+  if (cache.size() >= kMaxCached) cache.clear();  // e.g. many eval lengths: start over
   cache.emplace(key, e);
   return e;
 }
