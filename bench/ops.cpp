@@ -2,8 +2,8 @@
 // Benchmark). GEMM at transformer shapes (M = batch*tokens, K/N = hidden
 // sizes 768 / 2304 / 3072) through loom::matmul and through oneDNN's matmul
 // primitive called directly (same shapes, same thread count, buffers
-// allocated once), softmax, layer_norm, gelu and a chain of five elementwise
-// ops, reported as GFLOP/s or GB/s beside this machine's peaks measured in
+// allocated once), softmax, layer_norm, gelu, dropout and a chain of five
+// elementwise ops, reported as GFLOP/s or GB/s beside this machine's peaks measured in
 // the same run (a large oneDNN GEMM; a STREAM-style triad). After the runs a
 // summary prints medians (with --benchmark_repetitions), loom/oneDNN ratios
 // and fractions of peak.
@@ -151,6 +151,13 @@ void BM_Gelu(benchmark::State& state, const char* approximate) {
   set_rate(state, "GB/s", 1e-9 * 2.0 * x.numel() * 4);
 }
 
+void BM_Dropout(benchmark::State& state) {
+  loom::NoGradGuard no_grad;
+  Tensor x = loom::randn({kRows, kWide});
+  for (auto _ : state) benchmark::DoNotOptimize(loom::dropout(x, 0.1).data());
+  set_rate(state, "GB/s", 1e-9 * 2.0 * x.numel() * 4);
+}
+
 // y = (relu(x * 1.5 + bias) * x) - 0.25: five ops, each a separate kernel.
 void BM_Chain5(benchmark::State& state) {
   loom::NoGradGuard no_grad;
@@ -200,8 +207,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
                   peak_flops > 0 ? 100 * l / peak_flops : 0);
     }
     std::printf("%-22s %12s %10s\n", "memory-bound op", "GB/s", "% triad");
-    for (const char* n :
-         {"BM_Softmax", "BM_LayerNorm", "BM_Gelu/exact", "BM_Gelu/tanh", "BM_Chain5"}) {
+    for (const char* n : {"BM_Softmax", "BM_LayerNorm", "BM_Gelu/exact", "BM_Gelu/tanh",
+                          "BM_Dropout", "BM_Chain5"}) {
       double g = get(n, "GB/s");
       if (g == 0) continue;
       std::printf("%-22s %12.1f %9.1f%%\n", n, g, peak_bw > 0 ? 100 * g / peak_bw : 0);
@@ -238,6 +245,9 @@ void register_all() {
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark("BM_Gelu/tanh", BM_Gelu, "tanh")
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_Dropout", BM_Dropout)
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark("BM_Chain5", BM_Chain5)

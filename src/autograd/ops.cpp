@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "autograd/engine.h"
+#include "loom/autocast.h"
 #include "loom/error.h"
 
 namespace loom {
@@ -18,9 +19,16 @@ using ops::OpKind;
 Tensor op1(OpKind op, const Tensor& x, const Attrs& a = {}) { return autograd::apply(op, {x}, a); }
 Tensor op2(OpKind op, const Tensor& x, const Tensor& y) { return autograd::apply(op, {x, y}, {}); }
 
+// x's rank, after checking x is defined, so misuse names the op rather than
+// failing inside Tensor ("[op] operand is an undefined tensor").
+int64_t rank_of(const Tensor& x, std::string_view op) {
+  LOOM_CHECK(x.defined(), "[", op, "] operand is an undefined tensor");
+  return x.dim();
+}
+
 // A C++ number as a rank-0 operand next to `x` (PyTorch's Python-scalar rule).
-Tensor scalar_like(const Tensor& x, double value) {
-  LOOM_CHECK(x.defined(), "[scalar] operand is an undefined tensor");
+Tensor scalar_like(const Tensor& x, double value, std::string_view op) {
+  LOOM_CHECK(x.defined(), "[", op, "] operand is an undefined tensor");
   DType dtype = x.dtype();
   if (!is_floating(dtype) && value != std::trunc(value)) dtype = DType::f32;
   if (dtype == DType::boolean) dtype = DType::i64;  // bool + Python int is int64 in PyTorch
@@ -41,7 +49,7 @@ std::vector<int64_t> norm_axes(const std::vector<int64_t>& axes, int64_t rank, c
 Tensor reduce(OpKind op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdim,
               const char* name) {
   Attrs a;
-  a.axes = norm_axes(axes, x.dim(), name);
+  a.axes = norm_axes(axes, rank_of(x, name), name);
   a.keepdim = keepdim;
   return op1(op, x, a);
 }
@@ -75,6 +83,7 @@ Tensor pow(const Tensor& x, double exponent) {
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
+  rank_of(x, "cast");
   if (x.dtype() == dtype) return x;
   Attrs a;
   a.dtype = dtype;
@@ -88,12 +97,12 @@ Tensor div(const Tensor& a, const Tensor& b) { return op2(OpKind::k_div, a, b); 
 Tensor maximum(const Tensor& a, const Tensor& b) { return op2(OpKind::k_maximum, a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return op2(OpKind::k_minimum, a, b); }
 Tensor pow(const Tensor& a, const Tensor& b) { return op2(OpKind::k_pow, a, b); }
-Tensor add(const Tensor& a, double b) { return add(a, scalar_like(a, b)); }
-Tensor sub(const Tensor& a, double b) { return sub(a, scalar_like(a, b)); }
-Tensor mul(const Tensor& a, double b) { return mul(a, scalar_like(a, b)); }
-Tensor div(const Tensor& a, double b) { return div(a, scalar_like(a, b)); }
-Tensor maximum(const Tensor& a, double b) { return maximum(a, scalar_like(a, b)); }
-Tensor minimum(const Tensor& a, double b) { return minimum(a, scalar_like(a, b)); }
+Tensor add(const Tensor& a, double b) { return add(a, scalar_like(a, b, "add")); }
+Tensor sub(const Tensor& a, double b) { return sub(a, scalar_like(a, b, "sub")); }
+Tensor mul(const Tensor& a, double b) { return mul(a, scalar_like(a, b, "mul")); }
+Tensor div(const Tensor& a, double b) { return div(a, scalar_like(a, b, "div")); }
+Tensor maximum(const Tensor& a, double b) { return maximum(a, scalar_like(a, b, "maximum")); }
+Tensor minimum(const Tensor& a, double b) { return minimum(a, scalar_like(a, b, "minimum")); }
 
 Tensor eq(const Tensor& a, const Tensor& b) { return op2(OpKind::k_eq, a, b); }
 Tensor ne(const Tensor& a, const Tensor& b) { return op2(OpKind::k_ne, a, b); }
@@ -101,17 +110,19 @@ Tensor lt(const Tensor& a, const Tensor& b) { return op2(OpKind::k_lt, a, b); }
 Tensor le(const Tensor& a, const Tensor& b) { return op2(OpKind::k_le, a, b); }
 Tensor gt(const Tensor& a, const Tensor& b) { return op2(OpKind::k_gt, a, b); }
 Tensor ge(const Tensor& a, const Tensor& b) { return op2(OpKind::k_ge, a, b); }
-Tensor eq(const Tensor& a, double b) { return eq(a, scalar_like(a, b)); }
-Tensor ne(const Tensor& a, double b) { return ne(a, scalar_like(a, b)); }
-Tensor lt(const Tensor& a, double b) { return lt(a, scalar_like(a, b)); }
-Tensor le(const Tensor& a, double b) { return le(a, scalar_like(a, b)); }
-Tensor gt(const Tensor& a, double b) { return gt(a, scalar_like(a, b)); }
-Tensor ge(const Tensor& a, double b) { return ge(a, scalar_like(a, b)); }
+Tensor eq(const Tensor& a, double b) { return eq(a, scalar_like(a, b, "eq")); }
+Tensor ne(const Tensor& a, double b) { return ne(a, scalar_like(a, b, "ne")); }
+Tensor lt(const Tensor& a, double b) { return lt(a, scalar_like(a, b, "lt")); }
+Tensor le(const Tensor& a, double b) { return le(a, scalar_like(a, b, "le")); }
+Tensor gt(const Tensor& a, double b) { return gt(a, scalar_like(a, b, "gt")); }
+Tensor ge(const Tensor& a, double b) { return ge(a, scalar_like(a, b, "ge")); }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return autograd::apply(OpKind::k_where, {cond, a, b}, {});
 }
-Tensor where(const Tensor& cond, const Tensor& a, double b) { return where(cond, a, scalar_like(a, b)); }
+Tensor where(const Tensor& cond, const Tensor& a, double b) {
+  return where(cond, a, scalar_like(a, b, "where"));
+}
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
   return reduce(OpKind::k_sum, x, axes, keepdim, "sum");
@@ -127,7 +138,7 @@ Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdim) {
 }
 Tensor var(const Tensor& x, const std::vector<int64_t>& axes, int64_t correction, bool keepdim) {
   Attrs a;
-  a.axes = norm_axes(axes, x.dim(), "var");
+  a.axes = norm_axes(axes, rank_of(x, "var"), "var");
   a.keepdim = keepdim;
   a.index = correction;
   return op1(OpKind::k_var, x, a);
@@ -140,6 +151,14 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   Attrs at;
   at.trans_a = trans_a;
   at.trans_b = trans_b;
+  // Autocast (loom/autocast.h): f32 operands run in the autocast dtype and the
+  // result comes back as f32.
+  if (is_autocast_enabled() && a.defined() && b.defined() && is_floating(a.dtype()) &&
+      is_floating(b.dtype()) && (a.dtype() == DType::f32 || b.dtype() == DType::f32)) {
+    DType low = autocast_dtype();
+    Tensor out = autograd::apply(OpKind::k_matmul, {cast(a, low), cast(b, low)}, at);
+    return cast(out, DType::f32);
+  }
   return autograd::apply(OpKind::k_matmul, {a, b}, at);
 }
 

@@ -27,7 +27,8 @@ Tensor unreduce(const Tensor& t, const GradNode& n) {
 }
 
 int64_t reduced_count(const GradNode& n) {
-  return in(n, 0).numel() / std::max<int64_t>(1, numel(ops::reduced_shape(in(n, 0).shape(), n.attrs.axes, true)));
+  return in(n, 0).numel() /
+         std::max<int64_t>(1, numel(ops::reduced_shape(in(n, 0).shape(), n.attrs.axes, true)));
 }
 
 }  // namespace
@@ -54,7 +55,9 @@ std::vector<Tensor> grad_relu(const GradNode& n, const Tensor& g) {
   return {where(gt(in(n, 0), 0.0), g, 0.0)};
 }
 std::vector<Tensor> grad_sin(const GradNode& n, const Tensor& g) { return {g * cos(in(n, 0))}; }
-std::vector<Tensor> grad_cos(const GradNode& n, const Tensor& g) { return {neg(g * sin(in(n, 0)))}; }
+std::vector<Tensor> grad_cos(const GradNode& n, const Tensor& g) {
+  return {neg(g * sin(in(n, 0)))};
+}
 std::vector<Tensor> grad_gelu(const GradNode& n, const Tensor& g) {
   // d/dx x*Phi(x) = Phi(x) + x*phi(x)
   const Tensor& x = in(n, 0);
@@ -73,7 +76,11 @@ std::vector<Tensor> grad_pow_scalar(const GradNode& n, const Tensor& g) {
   double e = n.attrs.scalar;
   return {g * e * pow(in(n, 0), e - 1.0)};
 }
-std::vector<Tensor> grad_cast(const GradNode& n, const Tensor& g) { return {fit(g, in(n, 0))}; }
+std::vector<Tensor> grad_cast(const GradNode& n, const Tensor& g) {
+  // An integer or bool result is piecewise constant: nothing flows back.
+  if (!is_floating(n.output.dtype())) return {Tensor()};
+  return {fit(g, in(n, 0))};
+}
 
 std::vector<Tensor> grad_add(const GradNode& n, const Tensor& g) {
   return {fit(g, in(n, 0)), fit(g, in(n, 1))};

@@ -29,8 +29,8 @@ std::vector<Tensor> grad_permute(const GradNode& n, const Tensor& g) {
 std::vector<Tensor> grad_slice(const GradNode& n, const Tensor& g) {
   const auto& a = n.attrs;
   int64_t len = g.shape()[a.axis];
-  Tensor index = arange(double(a.start), double(a.start + len * a.step), double(a.step),
-                        DType::i64, g.device());
+  Tensor index = arange(double(a.start), double(a.start + len * a.step), double(a.step), DType::i64,
+                        g.device());
   return {index_add(zeros_like(in(n, 0)), a.axis, index, g)};
 }
 std::vector<Tensor> grad_concat(const GradNode& n, const Tensor& g) {
@@ -78,7 +78,9 @@ std::vector<Tensor> grad_layer_norm(const GradNode& n, const Tensor& g) {
   Tensor xhat = (x - mu) * rstd;
   std::vector<int64_t> lead(x.dim() - 1);
   std::iota(lead.begin(), lead.end(), 0);
-  Tensor dw = sum(g * xhat, lead), db = sum(g, lead);
+  // Sum over the leading dims (none for a 1-D x: sum(t, {}) would sum all).
+  Tensor dw = lead.empty() ? g * xhat : sum(g * xhat, lead);
+  Tensor db = lead.empty() ? g : sum(g, lead);
   Tensor dxhat = g * w;
   Tensor dx = rstd * (dxhat - mean(dxhat, {-1}, true) - xhat * mean(dxhat * xhat, {-1}, true));
   return {dx, as_dtype(dw, w), as_dtype(db, b)};
@@ -88,9 +90,9 @@ std::vector<Tensor> grad_cross_entropy(const GradNode& n, const Tensor& g) {
   const Tensor &logits = in(n, 0), &target = in(n, 1);
   int64_t classes = logits.shape()[1];
   double eps = n.attrs.scalar;
-  Tensor valid = ne(target, double(n.attrs.index));                 // [N] bool
-  Tensor safe = where(valid, target, zeros_like(target));           // ignored -> class 0
-  Tensor hot = cast(one_hot(safe, classes), logits.dtype());        // [N, C]
+  Tensor valid = ne(target, double(n.attrs.index));           // [N] bool
+  Tensor safe = where(valid, target, zeros_like(target));     // ignored -> class 0
+  Tensor hot = cast(one_hot(safe, classes), logits.dtype());  // [N, C]
   // At least 1: with every target ignored PyTorch's loss is NaN but its
   // gradient is 0, not NaN.
   Tensor count = maximum(cast(sum(valid), logits.dtype()), 1.0);  // []
@@ -115,8 +117,8 @@ std::vector<Tensor> grad_attention(const GradNode& n, const Tensor& g) {
   }
   {
     set_grad_enabled(true);
-    Tensor out = attention_decomposed(leaves[0], leaves[1], leaves[2], mask, n.attrs.causal,
-                                      n.attrs.scalar);
+    Tensor out =
+        attention_decomposed(leaves[0], leaves[1], leaves[2], mask, n.attrs.causal, n.attrs.scalar);
     set_grad_enabled(false);
     out.backward(g);
   }

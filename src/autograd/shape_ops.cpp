@@ -4,6 +4,7 @@
 
 #include "autograd/engine.h"
 #include "lazy/tensor_impl.h"
+#include "loom/autocast.h"
 #include "loom/error.h"
 #include "loom/ops.h"
 
@@ -11,6 +12,13 @@ namespace loom {
 namespace {
 using ops::Attrs;
 using ops::OpKind;
+
+// x's rank, after checking x is defined, so misuse names the op rather than
+// failing inside Tensor ("[op] operand is an undefined tensor").
+int64_t rank_of(const Tensor& x, std::string_view op) {
+  LOOM_CHECK(x.defined(), "[", op, "] operand is an undefined tensor");
+  return x.dim();
+}
 
 Shape infer_minus_one(const Shape& shape, int64_t total, const Shape& from) {
   Shape out = shape;
@@ -34,6 +42,7 @@ Shape infer_minus_one(const Shape& shape, int64_t total, const Shape& from) {
 }  // namespace
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
+  rank_of(x, "reshape");
   Attrs a;
   a.shape = infer_minus_one(shape, x.numel(), x.shape());
   if (a.shape == x.shape()) return x;
@@ -41,7 +50,7 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 }
 
 Tensor flatten(const Tensor& x, int64_t start_axis, int64_t end_axis) {
-  if (x.dim() == 0) return reshape(x, {1});
+  if (rank_of(x, "flatten") == 0) return reshape(x, {1});
   int64_t s = normalize_axis(start_axis, x.dim(), "flatten");
   int64_t e = normalize_axis(end_axis, x.dim(), "flatten");
   Shape shape(x.shape().begin(), x.shape().begin() + s);
@@ -54,7 +63,8 @@ Tensor flatten(const Tensor& x, int64_t start_axis, int64_t end_axis) {
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
   Attrs a;
-  for (int64_t p : perm) a.axes.push_back(normalize_axis(p, x.dim(), "permute"));
+  int64_t rank = rank_of(x, "permute");
+  for (int64_t p : perm) a.axes.push_back(normalize_axis(p, rank, "permute"));
   bool identity = true;
   for (size_t i = 0; i < a.axes.size(); ++i) identity = identity && a.axes[i] == int64_t(i);
   if (identity && a.axes.size() == static_cast<size_t>(x.dim())) return x;
@@ -62,7 +72,7 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
 }
 
 Tensor transpose(const Tensor& x, int64_t axis0, int64_t axis1) {
-  std::vector<int64_t> perm(x.dim());
+  std::vector<int64_t> perm(rank_of(x, "transpose"));
   for (int64_t i = 0; i < x.dim(); ++i) perm[i] = i;
   std::swap(perm[normalize_axis(axis0, x.dim(), "transpose")],
             perm[normalize_axis(axis1, x.dim(), "transpose")]);
@@ -70,14 +80,14 @@ Tensor transpose(const Tensor& x, int64_t axis0, int64_t axis1) {
 }
 
 Tensor unsqueeze(const Tensor& x, int64_t axis) {
-  int64_t ax = normalize_axis(axis, x.dim() + 1, "unsqueeze");
+  int64_t ax = normalize_axis(axis, rank_of(x, "unsqueeze") + 1, "unsqueeze");
   Shape s = x.shape();
   s.insert(s.begin() + ax, 1);
   return reshape(x, s);
 }
 
 Tensor squeeze(const Tensor& x, int64_t axis) {
-  int64_t ax = normalize_axis(axis, x.dim(), "squeeze");
+  int64_t ax = normalize_axis(axis, rank_of(x, "squeeze"), "squeeze");
   if (x.dim() == 0 || x.shape()[ax] != 1) return x;
   Shape s = x.shape();
   s.erase(s.begin() + ax);
@@ -85,7 +95,7 @@ Tensor squeeze(const Tensor& x, int64_t axis) {
 }
 
 Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t step) {
-  LOOM_CHECK(x.dim() > 0, "[slice] cannot slice a scalar");
+  LOOM_CHECK(rank_of(x, "slice") > 0, "[slice] cannot slice a scalar");
   LOOM_CHECK(step > 0, "[slice] step must be positive, got ", step);
   Attrs a;
   a.axis = normalize_axis(axis, x.dim(), "slice");
@@ -101,13 +111,13 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t 
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   LOOM_CHECK(!xs.empty(), "[concat] needs at least one tensor");
   Attrs a;
-  a.axis = normalize_axis(axis, xs[0].dim(), "concat");
+  a.axis = normalize_axis(axis, rank_of(xs[0], "concat"), "concat");
   if (xs.size() == 1) return xs[0];
   return autograd::apply(OpKind::k_concat, xs, a);
 }
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis) {
-  int64_t ax = normalize_axis(axis, x.dim(), "split");
+  int64_t ax = normalize_axis(axis, rank_of(x, "split"), "split");
   int64_t total = 0;
   for (int64_t s : sizes) {
     LOOM_CHECK(s >= 0, "[split] negative size ", s);
@@ -126,7 +136,8 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t axis) {
   LOOM_CHECK(split_size > 0, "[split] split_size must be positive, got ", split_size);
-  int64_t ax = normalize_axis(axis, x.dim(), "split");
+  int64_t ax = normalize_axis(axis, rank_of(x, "split"), "split");
+  LOOM_CHECK(x.dim() > 0, "[split] cannot split a scalar");
   std::vector<int64_t> sizes;
   for (int64_t s = 0; s < x.shape()[ax]; s += split_size)
     sizes.push_back(std::min(split_size, x.shape()[ax] - s));
@@ -136,7 +147,7 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t axis) {
 Tensor expand(const Tensor& x, const Shape& shape) {
   Attrs a;
   a.shape = shape;
-  int64_t off = static_cast<int64_t>(shape.size()) - x.dim();
+  int64_t off = static_cast<int64_t>(shape.size()) - rank_of(x, "expand");
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i)
     if (shape[i] == -1) {
       LOOM_CHECK(i >= off, "[expand] -1 is not allowed for a new leading dim in ",
@@ -149,25 +160,25 @@ Tensor expand(const Tensor& x, const Shape& shape) {
 
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
   Attrs a;
-  a.axis = normalize_axis(axis, x.dim(), "gather");
+  a.axis = normalize_axis(axis, rank_of(x, "gather"), "gather");
   return autograd::apply(OpKind::k_gather, {x, index}, a);
 }
 
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index) {
   Attrs a;
-  a.axis = normalize_axis(axis, x.dim(), "index_select");
+  a.axis = normalize_axis(axis, rank_of(x, "index_select"), "index_select");
   return autograd::apply(OpKind::k_index_select, {x, index}, a);
 }
 
 Tensor index_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src) {
   Attrs a;
-  a.axis = normalize_axis(axis, base.dim(), "index_add");
+  a.axis = normalize_axis(axis, rank_of(base, "index_add"), "index_add");
   return autograd::apply(OpKind::k_index_add, {base, index, src}, a);
 }
 
 Tensor scatter_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src) {
   Attrs a;
-  a.axis = normalize_axis(axis, base.dim(), "scatter_add");
+  a.axis = normalize_axis(axis, rank_of(base, "scatter_add"), "scatter_add");
   return autograd::apply(OpKind::k_scatter_add, {base, index, src}, a);
 }
 
@@ -183,13 +194,13 @@ Tensor one_hot(const Tensor& ids, int64_t num_classes) {
 
 Tensor softmax(const Tensor& x, int64_t axis) {
   Attrs a;
-  a.axis = normalize_axis(axis, x.dim(), "softmax");
+  a.axis = normalize_axis(axis, rank_of(x, "softmax"), "softmax");
   return autograd::apply(OpKind::k_softmax, {x}, a);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t axis) {
   Attrs a;
-  a.axis = normalize_axis(axis, x.dim(), "log_softmax");
+  a.axis = normalize_axis(axis, rank_of(x, "log_softmax"), "log_softmax");
   return autograd::apply(OpKind::k_log_softmax, {x}, a);
 }
 
@@ -201,7 +212,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_index,
                      double label_smoothing) {
-  LOOM_CHECK(logits.dim() >= 1, "[cross_entropy] logits must have rank >= 1");
+  LOOM_CHECK(rank_of(logits, "cross_entropy") >= 1, "[cross_entropy] logits must have rank >= 1");
   LOOM_CHECK(label_smoothing >= 0 && label_smoothing <= 1,
              "[cross_entropy] label_smoothing must be in [0, 1], got ", label_smoothing);
   int64_t classes = logits.shape().back();
@@ -214,6 +225,16 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask, bool causal, double scale) {
+  // Autocast (loom/autocast.h): f32 q/k/v run in the autocast dtype (a float
+  // mask stays f32; the kernel reads it in f32) and the result comes back as f32.
+  if (is_autocast_enabled() && q.defined() && k.defined() && v.defined() &&
+      is_floating(q.dtype()) && is_floating(k.dtype()) && is_floating(v.dtype()) &&
+      (q.dtype() == DType::f32 || k.dtype() == DType::f32 || v.dtype() == DType::f32)) {
+    DType low = autocast_dtype();
+    Tensor out =
+        scaled_dot_product_attention(cast(q, low), cast(k, low), cast(v, low), mask, causal, scale);
+    return cast(out, DType::f32);
+  }
   Attrs a;
   a.causal = causal;
   a.scalar = scale;

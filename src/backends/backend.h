@@ -17,14 +17,18 @@ struct ConstView {
   const void* data = nullptr;
   ops::TensorType type;
   template <typename T>
-  const T* as() const { return static_cast<const T*>(data); }
+  const T* as() const {
+    return static_cast<const T*>(data);
+  }
 };
 
 struct MutView {
   void* data = nullptr;
   ops::TensorType type;
   template <typename T>
-  T* as() const { return static_cast<T*>(data); }
+  T* as() const {
+    return static_cast<T*>(data);
+  }
 };
 
 /// One op to run: output = op(inputs; attrs). The output buffer is allocated
@@ -62,6 +66,10 @@ class Backend {
   /// kernel() into whole temporaries; backends override it with a kernel that
   /// touches memory once.
   virtual void run_fused(const FusedCall& call) const;
+  /// Creates the backend's process-wide state (libraries' globals, caches)
+  /// on the calling thread. The lazy device calls it before it registers its
+  /// exit-time drain, so that state is destroyed after the last job ran.
+  virtual void warm_up() const {}
 };
 
 /// The plain-loop oracle: every op, computed in double precision.

@@ -29,7 +29,8 @@ void Executor::submit(std::function<void()> job) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [this] { return queue_.size() < kMaxQueued; });
     queue_.push_back(std::move(job));
   }
   cv_.notify_one();
@@ -49,6 +50,7 @@ void Executor::loop() {
     std::function<void()> job = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
+    idle_cv_.notify_all();  // room in the queue for a waiting submit()
     lock.unlock();
     job();
     lock.lock();

@@ -15,8 +15,11 @@ class Executor {
  public:
   Executor();
   ~Executor();
-  /// Queues `job` (runs it inline when not asynchronous).
+  /// Queues `job` (runs it inline when not asynchronous). Blocks while
+  /// kMaxQueued jobs already wait behind the running one, so a trace loop
+  /// that outruns execution cannot pile up steps (and their memory).
   void submit(std::function<void()> job);
+  static constexpr size_t kMaxQueued = 2;
   /// Blocks until every queued job has finished.
   void drain();
   bool asynchronous() const { return asynchronous_; }

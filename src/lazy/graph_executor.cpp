@@ -37,12 +37,19 @@ struct State {
   RecompileTracker tracker;
   Executor executor;
 };
-// Never destroyed: the executor thread may still be parked at exit. The
-// metrics registry is created first so it outlives every job.
+// Never destroyed: the executor thread may still be parked at exit. What
+// jobs use (the metrics registry, the backends' globals) is created first,
+// then an exit handler waits for the queued jobs: exit handlers and static
+// destructors run in reverse order of registration, so no job runs while
+// that state is being destroyed.
 State& state() {
   static State* s = [] {
     metrics::counter("");
-    return new State();
+    backends::cpu_backend().warm_up();
+    backends::reference_backend().warm_up();
+    auto* created = new State();
+    std::atexit([] { state().executor.drain(); });
+    return created;
   }();
   return *s;
 }
@@ -178,8 +185,10 @@ class Runner {
       reusable_[i] = donatable[i];
     }
     for (const compiler::Step& step : p_.steps) {
-      if (step.fused) run_fused(step);
-      else run_op(step);
+      if (step.fused)
+        run_fused(step);
+      else
+        run_op(step);
       for (int v : step.free_after) release(v);
     }
     std::vector<BufferPtr> outputs;
@@ -254,7 +263,8 @@ void run_job(Job& job) {
   try {
     std::vector<BufferPtr> inputs;
     for (const TraceNodePtr& n : job.collected.input_nodes) {
-      LOOM_CHECK(n->data != nullptr, "[lazy] an input of this step was not computed because an "
+      LOOM_CHECK(n->data != nullptr,
+                 "[lazy] an input of this step was not computed because an "
                  "earlier step failed");
       inputs.push_back(n->data);
     }

@@ -16,6 +16,7 @@ std::string_view name(OpKind op) { return op_name(op); }
 
 void check_arity(OpKind op, const Types& in) {
   int arity = op_arity(op);
+  LOOM_CHECK(arity >= 0 || !in.empty(), "[", name(op), "] needs at least one operand");
   if (arity < 0) return;
   LOOM_CHECK(static_cast<int>(in.size()) == arity, "[", name(op), "] expects ", arity,
              " operands, got ", in.size());
@@ -33,27 +34,43 @@ void check_index(OpKind op, const TensorType& t) {
 
 TensorType infer_unary(OpKind op, const TensorType& x, const Attrs& a) {
   switch (op) {
-    case OpKind::k_cast: return {x.shape, a.dtype};
+    case OpKind::k_cast:
+      return {x.shape, a.dtype};
     case OpKind::k_neg:
       LOOM_CHECK(x.dtype != DType::boolean, "[neg] dtype bool is not supported");
       return x;
     case OpKind::k_abs:
     case OpKind::k_relu:
-    case OpKind::k_sign: return x;
+    case OpKind::k_sign:
+      return x;
     case OpKind::k_pow_scalar:
       if (is_floating(x.dtype)) return x;
-      return {x.shape, a.scalar == static_cast<int64_t>(a.scalar) && a.scalar >= 0 ? x.dtype
-                                                                                   : DType::f32};
+      return {x.shape,
+              a.scalar == static_cast<int64_t>(a.scalar) && a.scalar >= 0 ? x.dtype : DType::f32};
     default:  // float math: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, gelu*, sin, cos
       return {x.shape, is_floating(x.dtype) ? x.dtype : DType::f32};
   }
 }
 
+int category(DType d) { return d == DType::boolean ? 0 : is_integral(d) ? 1 : 2; }
+
+// torch.result_type of two operands: a rank-0 operand (a zero-dim tensor, or
+// a C++ number made rank-0 by the op functions) decides the dtype only when
+// its category (bool < integer < floating) is higher than the other's:
+// bf16[n] * f32[] -> bf16, i32[n] + f32[] -> f32, i32[n] + i64[] -> i32.
+DType result_type(const TensorType& a, const TensorType& b) {
+  bool a0 = a.shape.empty(), b0 = b.shape.empty();
+  if (a0 == b0) return promote_types(a.dtype, b.dtype);
+  const TensorType& dim = a0 ? b : a;
+  const TensorType& zero = a0 ? a : b;
+  return category(zero.dtype) > category(dim.dtype) ? zero.dtype : dim.dtype;
+}
+
 TensorType infer_binary(OpKind op, const TensorType& a, const TensorType& b) {
   Shape shape = broadcast_shapes(a.shape, b.shape, name(op));
   if (has_trait(op, kCompare)) return {shape, DType::boolean};
-  DType dtype = promote_types(a.dtype, b.dtype);
-  if ((op == OpKind::k_div || op == OpKind::k_pow) && !is_floating(dtype)) dtype = DType::f32;
+  DType dtype = result_type(a, b);
+  if (op == OpKind::k_div && !is_floating(dtype)) dtype = DType::f32;  // true division
   if (op == OpKind::k_sub) LOOM_CHECK(dtype != DType::boolean, "[sub] dtype bool is not supported");
   return {shape, dtype};
 }
@@ -63,8 +80,8 @@ std::vector<int64_t> check_axes(OpKind op, const std::vector<int64_t>& axes, siz
   for (int64_t ax : axes) {
     LOOM_CHECK(ax >= 0 && ax < static_cast<int64_t>(std::max<size_t>(rank, 1)), "[", name(op),
                "] axis ", ax, " is out of range for rank ", rank);
-    LOOM_CHECK(std::find(seen.begin(), seen.end(), ax) == seen.end(), "[", name(op), "] axis ",
-               ax, " is repeated");
+    LOOM_CHECK(std::find(seen.begin(), seen.end(), ax) == seen.end(), "[", name(op), "] axis ", ax,
+               " is repeated");
     seen.push_back(ax);
   }
   return seen;
@@ -73,13 +90,15 @@ std::vector<int64_t> check_axes(OpKind op, const std::vector<int64_t>& axes, siz
 TensorType infer_reduce(OpKind op, const TensorType& x, const Attrs& a) {
   check_axes(op, a.axes, x.shape.size());
   Shape shape = reduced_shape(x.shape, a.axes, a.keepdim);
-  int64_t count = shape.empty() && !a.keepdim ? x.numel() : x.numel() / std::max<int64_t>(1, numel(shape));
+  int64_t count =
+      shape.empty() && !a.keepdim ? x.numel() : x.numel() / std::max<int64_t>(1, numel(shape));
   if (!a.axes.empty()) {
     count = 1;
-    for (int64_t ax : a.axes) count *= x.shape[ax];
+    for (int64_t ax : a.axes)  // a rank-0 operand reduces over its one implicit axis
+      count *= ax < static_cast<int64_t>(x.shape.size()) ? x.shape[ax] : 1;
   }
-  LOOM_CHECK(count > 0 || op == OpKind::k_sum || op == OpKind::k_mean || op == OpKind::k_var,
-             "[", name(op), "] cannot reduce an empty dimension of shape ", to_string(x.shape));
+  LOOM_CHECK(count > 0 || op == OpKind::k_sum || op == OpKind::k_mean || op == OpKind::k_var, "[",
+             name(op), "] cannot reduce an empty dimension of shape ", to_string(x.shape));
   switch (op) {
     case OpKind::k_argmax:
       LOOM_CHECK(a.axes.size() <= 1, "[argmax] takes one axis, got ", a.axes.size());
@@ -87,8 +106,11 @@ TensorType infer_reduce(OpKind op, const TensorType& x, const Attrs& a) {
     case OpKind::k_sum:
       return {shape, is_floating(x.dtype) ? x.dtype : DType::i64};
     case OpKind::k_mean:
-    case OpKind::k_var: check_floating(op, x); return {shape, x.dtype};
-    default: return {shape, x.dtype};
+    case OpKind::k_var:
+      check_floating(op, x);
+      return {shape, x.dtype};
+    default:
+      return {shape, x.dtype};
   }
 }
 
@@ -129,8 +151,9 @@ TensorType infer_shape_op(OpKind op, const Types& in, const Attrs& a) {
       return {shape, x.dtype};
     }
     case OpKind::k_expand: {
-      LOOM_CHECK(a.shape.size() >= x.shape.size(), "[expand] cannot expand ", to_string(x.shape),
-                 " to ", to_string(a.shape));
+      LOOM_CHECK(a.shape.size() >= x.shape.size() &&
+                     std::all_of(a.shape.begin(), a.shape.end(), [](int64_t d) { return d >= 0; }),
+                 "[expand] cannot expand ", to_string(x.shape), " to ", to_string(a.shape));
       size_t off = a.shape.size() - x.shape.size();
       for (size_t i = 0; i < x.shape.size(); ++i)
         LOOM_CHECK(x.shape[i] == a.shape[off + i] || x.shape[i] == 1, "[expand] cannot expand ",
@@ -178,6 +201,8 @@ void check_axis(OpKind op, int64_t axis, size_t rank) {
 
 TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
   const TensorType& x = in[0];
+  LOOM_CHECK(op == OpKind::k_one_hot || op == OpKind::k_embedding || !x.shape.empty(), "[",
+             name(op), "] cannot index a rank-0 input along an axis");
   switch (op) {
     case OpKind::k_embedding: {
       LOOM_CHECK(x.shape.size() == 2, "[embedding] weight must be [num_embeddings, dim], got ",
@@ -211,8 +236,8 @@ TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
                  to_string(in[1].shape), " must have the rank of ", to_string(x.shape));
       for (size_t d = 0; d < x.shape.size(); ++d)
         LOOM_CHECK(static_cast<int64_t>(d) == a.axis || in[1].shape[d] <= x.shape[d],
-                   "[gather] index shape ", to_string(in[1].shape), " exceeds ",
-                   to_string(x.shape), " outside axis ", a.axis);
+                   "[gather] index shape ", to_string(in[1].shape), " exceeds ", to_string(x.shape),
+                   " outside axis ", a.axis);
       return {in[1].shape, x.dtype};
     }
     case OpKind::k_index_add: {
@@ -244,17 +269,18 @@ TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
 }
 
 TensorType infer_attention(const Types& in, const Attrs& a) {
-  LOOM_CHECK(in.size() == 3 || in.size() == 4, "[attention] expects q, k, v and an optional mask, got ",
-             in.size(), " operands");
+  LOOM_CHECK(in.size() == 3 || in.size() == 4,
+             "[attention] expects q, k, v and an optional mask, got ", in.size(), " operands");
   const TensorType &q = in[0], &k = in[1], &v = in[2];
   check_floating(OpKind::k_attention, q);
-  LOOM_CHECK(q.shape.size() >= 2 && k.shape.size() == q.shape.size() &&
-                 v.shape.size() == q.shape.size(),
-             "[attention] q, k, v must have one rank >= 2, got ", to_string(q.shape), ", ",
-             to_string(k.shape), ", ", to_string(v.shape));
+  LOOM_CHECK(
+      q.shape.size() >= 2 && k.shape.size() == q.shape.size() && v.shape.size() == q.shape.size(),
+      "[attention] q, k, v must have one rank >= 2, got ", to_string(q.shape), ", ",
+      to_string(k.shape), ", ", to_string(v.shape));
   size_t r = q.shape.size();
   bool ok = q.shape[r - 1] == k.shape[r - 1] && k.shape[r - 2] == v.shape[r - 2];
-  for (size_t d = 0; d + 2 < r; ++d) ok = ok && q.shape[d] == k.shape[d] && q.shape[d] == v.shape[d];
+  for (size_t d = 0; d + 2 < r; ++d)
+    ok = ok && q.shape[d] == k.shape[d] && q.shape[d] == v.shape[d];
   LOOM_CHECK(ok && k.dtype == q.dtype && v.dtype == q.dtype, "[attention] shapes q ",
              to_string(q.shape), ", k ", to_string(k.shape), ", v ", to_string(v.shape),
              " do not match");
@@ -294,7 +320,8 @@ TensorType infer_composite(OpKind op, const Types& in, const Attrs& a) {
                  "[cross_entropy] logits ", to_string(x.shape), " and target ",
                  to_string(in[1].shape), " must be [N, C] and [N]");
       return {{}, x.dtype};
-    default: return infer_attention(in, a);
+    default:
+      return infer_attention(in, a);
   }
 }
 
@@ -303,10 +330,12 @@ TensorType infer_composite(OpKind op, const Types& in, const Attrs& a) {
 Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdim) {
   Shape out;
   for (size_t d = 0; d < shape.size(); ++d) {
-    bool reduced = axes.empty() || std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) !=
-                                       axes.end();
-    if (!reduced) out.push_back(shape[d]);
-    else if (keepdim) out.push_back(1);
+    bool reduced =
+        axes.empty() || std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (!reduced)
+      out.push_back(shape[d]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -323,13 +352,14 @@ TensorType infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs&
   if (traits & kComposite) return infer_composite(op, in, a);
   switch (op) {
     case OpKind::k_where: {
-      LOOM_CHECK(in[0].dtype == DType::boolean, "[where] condition dtype ",
-                 dtype_name(in[0].dtype), " is not bool");
-      Shape s = broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape, "where"),
-                                 in[2].shape, "where");
-      return {s, promote_types(in[1].dtype, in[2].dtype)};
+      LOOM_CHECK(in[0].dtype == DType::boolean, "[where] condition dtype ", dtype_name(in[0].dtype),
+                 " is not bool");
+      Shape s = broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape, "where"), in[2].shape,
+                                 "where");
+      return {s, result_type(in[1], in[2])};
     }
-    case OpKind::k_full: return {a.shape, a.dtype};
+    case OpKind::k_full:
+      return {a.shape, a.dtype};
     case OpKind::k_arange:
       LOOM_CHECK(a.shape.size() == 1 && a.shape[0] >= 0, "[arange] bad length ",
                  to_string(a.shape));

@@ -13,9 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "common/temp_dir.h"
 #include "loom/tokenizer.h"
 
 namespace loom::test {
+
+using testing::TempDir;
 
 inline std::string source_path(const std::string& rel) {
   return std::string(LOOM_SOURCE_DIR) + "/" + rel;
@@ -28,31 +31,6 @@ inline nlohmann::json load_json(const std::string& path) {
   buffer << in.rdbuf();
   return nlohmann::json::parse(buffer.str());
 }
-
-/// A fresh temporary directory, removed when the object dies.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "loom_tok_XXXXXX").string();
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    path_ = mkdtemp(buf.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& name, const std::string& content) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream out(p, std::ios::binary);
-    out << content;
-    return p;
-  }
-
- private:
-  std::string path_;
-};
 
 /// Byte offsets -> character offsets, as tokenizers' BytesToCharOffsetConverter does: a
 /// start inside the text maps to its character; an end at the text's end maps to one past

@@ -2,6 +2,7 @@
 // (cpu/kernels.h), else the reference kernel, so a fast kernel is an
 // optimization, never a requirement.
 #include "backends/cpu/fused.h"
+#include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels.h"
 #include "backends/reference/reference.h"
 
@@ -20,6 +21,14 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   Kernel kernel(ops::OpKind op) const override { return table_[static_cast<int>(op)]; }
   void run_fused(const FusedCall& call) const override { cpu::run_fused_chunked(call); }
+  // One tiny GEMM initializes oneDNN (engine, primitive cache, its
+  // instrumentation globals) and our primitive cache.
+  void warm_up() const override {
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {};
+    cpu::GemmShape shape;
+    shape.m = shape.n = shape.k = 2;
+    cpu::gemm(shape, DType::f32, a, b, c);
+  }
 
  private:
   Kernel table_[ops::kNumOps];

@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "backends/reference/reference.h"
+#include "loom/error.h"
 
 namespace loom::backends::reference {
 namespace {
@@ -37,22 +38,50 @@ bool is_int_result(const OpCall& call) { return !is_floating(call.output.type.dt
 
 }  // namespace
 
-void ref_abs(const OpCall& c) { unary(c, [](double x) { return std::fabs(x); }); }
-void ref_neg(const OpCall& c) { unary(c, [](double x) { return -x; }); }
-void ref_exp(const OpCall& c) { unary(c, [](double x) { return std::exp(x); }); }
-void ref_log(const OpCall& c) { unary(c, [](double x) { return std::log(x); }); }
-void ref_sqrt(const OpCall& c) { unary(c, [](double x) { return std::sqrt(x); }); }
-void ref_rsqrt(const OpCall& c) { unary(c, [](double x) { return 1.0 / std::sqrt(x); }); }
-void ref_tanh(const OpCall& c) { unary(c, [](double x) { return std::tanh(x); }); }
-void ref_erf(const OpCall& c) { unary(c, [](double x) { return std::erf(x); }); }
-void ref_sigmoid(const OpCall& c) { unary(c, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }); }
-void ref_relu(const OpCall& c) { unary(c, [](double x) { return x > 0 ? x : 0.0; }); }
+void ref_abs(const OpCall& c) {
+  unary(c, [](double x) { return std::fabs(x); });
+}
+void ref_neg(const OpCall& c) {
+  unary(c, [](double x) { return -x; });
+}
+void ref_exp(const OpCall& c) {
+  unary(c, [](double x) { return std::exp(x); });
+}
+void ref_log(const OpCall& c) {
+  unary(c, [](double x) { return std::log(x); });
+}
+void ref_sqrt(const OpCall& c) {
+  unary(c, [](double x) { return std::sqrt(x); });
+}
+void ref_rsqrt(const OpCall& c) {
+  unary(c, [](double x) { return 1.0 / std::sqrt(x); });
+}
+void ref_tanh(const OpCall& c) {
+  unary(c, [](double x) { return std::tanh(x); });
+}
+void ref_erf(const OpCall& c) {
+  unary(c, [](double x) { return std::erf(x); });
+}
+void ref_sigmoid(const OpCall& c) {
+  unary(c, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
+}
+void ref_relu(const OpCall& c) {  // NaN propagates, as torch.relu
+  unary(c, [](double x) { return x > 0 || std::isnan(x) ? x : 0.0; });
+}
 void ref_gelu(const OpCall& c) { unary(c, gelu_exact); }
 void ref_gelu_tanh(const OpCall& c) { unary(c, gelu_tanh); }
-void ref_sin(const OpCall& c) { unary(c, [](double x) { return std::sin(x); }); }
-void ref_cos(const OpCall& c) { unary(c, [](double x) { return std::cos(x); }); }
-void ref_sign(const OpCall& c) { unary(c, [](double x) { return double((x > 0) - (x < 0)); }); }
-void ref_cast(const OpCall& c) { unary(c, [](double x) { return x; }); }
+void ref_sin(const OpCall& c) {
+  unary(c, [](double x) { return std::sin(x); });
+}
+void ref_cos(const OpCall& c) {
+  unary(c, [](double x) { return std::cos(x); });
+}
+void ref_sign(const OpCall& c) {
+  unary(c, [](double x) { return double((x > 0) - (x < 0)); });
+}
+void ref_cast(const OpCall& c) {
+  unary(c, [](double x) { return x; });
+}
 void ref_pow_scalar(const OpCall& c) {
   double e = c.attrs->scalar;
   unary(c, [e](double x) { return std::pow(x, e); });
@@ -70,13 +99,32 @@ void ref_div(const OpCall& c) {
 }
 void ref_maximum(const OpCall& c) { binary(c, nan_max); }
 void ref_minimum(const OpCall& c) { binary(c, nan_min); }
-void ref_pow(const OpCall& c) { binary(c, [](double a, double b) { return std::pow(a, b); }); }
-void ref_eq(const OpCall& c) { binary(c, [](double a, double b) { return double(a == b); }); }
-void ref_ne(const OpCall& c) { binary(c, [](double a, double b) { return double(a != b); }); }
-void ref_lt(const OpCall& c) { binary(c, [](double a, double b) { return double(a < b); }); }
-void ref_le(const OpCall& c) { binary(c, [](double a, double b) { return double(a <= b); }); }
-void ref_gt(const OpCall& c) { binary(c, [](double a, double b) { return double(a > b); }); }
-void ref_ge(const OpCall& c) { binary(c, [](double a, double b) { return double(a >= b); }); }
+void ref_pow(const OpCall& c) {
+  if (is_int_result(c)) {  // as torch: no negative exponents for integer results
+    for (double e : load(c.inputs[1]))
+      LOOM_CHECK(e >= 0, "[pow] integers to negative integer powers are not allowed (exponent ", e,
+                 ")");
+  }
+  binary(c, [](double a, double b) { return std::pow(a, b); });
+}
+void ref_eq(const OpCall& c) {
+  binary(c, [](double a, double b) { return double(a == b); });
+}
+void ref_ne(const OpCall& c) {
+  binary(c, [](double a, double b) { return double(a != b); });
+}
+void ref_lt(const OpCall& c) {
+  binary(c, [](double a, double b) { return double(a < b); });
+}
+void ref_le(const OpCall& c) {
+  binary(c, [](double a, double b) { return double(a <= b); });
+}
+void ref_gt(const OpCall& c) {
+  binary(c, [](double a, double b) { return double(a > b); });
+}
+void ref_ge(const OpCall& c) {
+  binary(c, [](double a, double b) { return double(a >= b); });
+}
 
 void ref_where(const OpCall& c) {
   const Shape& out = c.output.type.shape;

@@ -13,7 +13,8 @@ namespace {
 // input indices that reduce into output index o, in row-major order.
 std::vector<std::vector<int64_t>> reduce_groups(const Shape& in, const std::vector<int64_t>& axes) {
   std::vector<bool> reduced(in.size(), axes.empty());
-  for (int64_t ax : axes) reduced[ax] = true;
+  for (int64_t ax : axes)  // a rank-0 operand's axis 0 is implicit
+    if (ax < static_cast<int64_t>(in.size())) reduced[ax] = true;
   Shape kept;
   for (size_t d = 0; d < in.size(); ++d)
     if (!reduced[d]) kept.push_back(in[d]);
@@ -61,7 +62,8 @@ void ref_var(const OpCall& c) {
   reduce(c, [correction](const auto& x, const auto& g) {
     double mean = sum_of(x, g) / double(g.size()), ss = 0;
     for (int64_t i : g) ss += (x[i] - mean) * (x[i] - mean);
-    return ss / double(static_cast<int64_t>(g.size()) - correction);
+    // torch.var: the divisor is max(0, n - correction); 0 gives inf or NaN.
+    return ss / double(std::max<int64_t>(0, static_cast<int64_t>(g.size()) - correction));
   });
 }
 

@@ -1,0 +1,205 @@
+// GPT-2 (loom/gpt2.h), following transformers' modeling_gpt2.py module by
+// module so parameter names and arithmetic order match: GPT2Attention
+// (c_attn -> split q,k,v -> causal attention with the key-padding mask ->
+// c_proj -> resid dropout), GPT2MLP (c_fc -> act -> c_proj -> dropout),
+// GPT2Block (pre-LN residuals), GPT2Model, GPT2LMHeadModel (ForCausalLMLoss).
+#include "loom/gpt2.h"
+
+#include <cmath>
+
+#include "loom/error.h"
+#include "nn/models/init_weights.h"
+
+namespace loom {
+
+namespace {
+
+class GPT2Attention : public nn::Module {
+ public:
+  GPT2Attention(const GPT2Config& c, int64_t layer_idx) : heads_(c.n_head), pdrop_(c.attn_pdrop) {
+    c_attn_ = register_module("c_attn", std::make_shared<nn::Conv1D>(3 * c.n_embd, c.n_embd));
+    c_proj_ = register_module("c_proj", std::make_shared<nn::Conv1D>(c.n_embd, c.n_embd));
+    attn_dropout_ = register_module("attn_dropout", std::make_shared<nn::Dropout>(c.attn_pdrop));
+    resid_dropout_ = register_module("resid_dropout", std::make_shared<nn::Dropout>(c.resid_pdrop));
+    scale_ = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(c.n_embd / c.n_head)) : 1.0;
+    if (c.scale_attn_by_inverse_layer_idx) scale_ /= static_cast<double>(layer_idx + 1);
+    embd_ = c.n_embd;
+  }
+  std::string type_name() const override { return "GPT2Attention"; }
+
+  // x [B,T,C], key_mask [B,1,1,T] bool or undefined -> [B,T,C]
+  Tensor forward(const Tensor& x, const Tensor& key_mask) const {
+    std::vector<Tensor> qkv = split(c_attn_->forward(x), embd_, -1);
+    nn::AttentionOptions o;
+    o.mask = key_mask;
+    o.causal = true;
+    o.scale = scale_;
+    o.dropout_p = pdrop_;
+    o.training = is_training();
+    Tensor a = nn::multi_head_attention(qkv[0], qkv[1], qkv[2], heads_, o);
+    return resid_dropout_->forward(c_proj_->forward(a));
+  }
+
+ private:
+  int64_t heads_, embd_ = 0;
+  double pdrop_, scale_ = 1.0;
+  std::shared_ptr<nn::Conv1D> c_attn_, c_proj_;
+  std::shared_ptr<nn::Dropout> attn_dropout_, resid_dropout_;
+};
+
+class GPT2MLP : public nn::Module {
+ public:
+  explicit GPT2MLP(const GPT2Config& c) : act_(c.activation_function) {
+    c_fc_ = register_module("c_fc", std::make_shared<nn::Conv1D>(c.inner_dim(), c.n_embd));
+    c_proj_ = register_module("c_proj", std::make_shared<nn::Conv1D>(c.n_embd, c.inner_dim()));
+    dropout_ = register_module("dropout", std::make_shared<nn::Dropout>(c.resid_pdrop));
+  }
+  std::string type_name() const override { return "GPT2MLP"; }
+  Tensor forward(const Tensor& x) const {
+    return dropout_->forward(c_proj_->forward(nn::activation(act_, c_fc_->forward(x))));
+  }
+
+ private:
+  std::string act_;
+  std::shared_ptr<nn::Conv1D> c_fc_, c_proj_;
+  std::shared_ptr<nn::Dropout> dropout_;
+};
+
+}  // namespace
+
+class GPT2Block : public nn::Module {
+ public:
+  GPT2Block(const GPT2Config& c, int64_t layer_idx) {
+    ln_1_ =
+        register_module("ln_1", std::make_shared<nn::LayerNorm>(c.n_embd, c.layer_norm_epsilon));
+    attn_ = register_module("attn", std::make_shared<GPT2Attention>(c, layer_idx));
+    ln_2_ =
+        register_module("ln_2", std::make_shared<nn::LayerNorm>(c.n_embd, c.layer_norm_epsilon));
+    mlp_ = register_module("mlp", std::make_shared<GPT2MLP>(c));
+  }
+  std::string type_name() const override { return "GPT2Block"; }
+  Tensor forward(const Tensor& x, const Tensor& key_mask) const {
+    Tensor h = attn_->forward(ln_1_->forward(x), key_mask) + x;
+    return h + mlp_->forward(ln_2_->forward(h));
+  }
+
+ private:
+  std::shared_ptr<nn::LayerNorm> ln_1_, ln_2_;
+  std::shared_ptr<GPT2Attention> attn_;
+  std::shared_ptr<GPT2MLP> mlp_;
+};
+
+// ---- GPT2Model ----
+
+GPT2Model::GPT2Model(const GPT2Config& config) : config_(config) {
+  config_.validate();
+  {
+    nn::NoInitGuard no_init;
+    const GPT2Config& c = config_;
+    wte_ = register_module("wte", std::make_shared<nn::Embedding>(c.vocab_size, c.n_embd));
+    wpe_ = register_module("wpe", std::make_shared<nn::Embedding>(c.n_positions, c.n_embd));
+    drop_ = register_module("drop", std::make_shared<nn::Dropout>(c.embd_pdrop));
+    h_ = register_module("h", std::make_shared<nn::ModuleList>());
+    for (int64_t i = 0; i < c.n_layer; ++i) h_->push_back(std::make_shared<GPT2Block>(c, i));
+    ln_f_ =
+        register_module("ln_f", std::make_shared<nn::LayerNorm>(c.n_embd, c.layer_norm_epsilon));
+  }
+  if (!nn::NoInitGuard::active()) init_weights();
+}
+
+ModelOutput GPT2Model::forward(const ModelInputs& in) {
+  const char* name = "GPT2Model";
+  models::check_input_ids(in.input_ids, name);
+  models::check_ids_like(in.token_type_ids, in.input_ids, "token_type_ids", name, false);
+  models::check_ids_like(in.position_ids, in.input_ids, "position_ids", name, true);
+  int64_t b = in.input_ids.size(0), t = in.input_ids.size(1);
+  LOOM_CHECK(t <= config_.n_positions || in.position_ids.defined(), "[GPT2Model] sequence length ",
+             t, " exceeds n_positions ", config_.n_positions);
+  Tensor pos = in.position_ids.defined()
+                   ? in.position_ids
+                   : reshape(arange(t, DType::i64, in.input_ids.device()), {1, t});
+  Tensor h = wte_->forward(in.input_ids) + wpe_->forward(pos);  // [B,T,C]
+  if (in.token_type_ids.defined()) h = h + wte_->forward(in.token_type_ids);
+  h = drop_->forward(h);
+  Tensor key_mask = models::key_padding_mask(in.attention_mask, b, t, name);
+  for (size_t i = 0; i < h_->size(); ++i) h = h_->at<GPT2Block>(i).forward(h, key_mask);
+  ModelOutput out;
+  out.last_hidden_state = ln_f_->forward(h);
+  return out;
+}
+
+std::string GPT2Model::config_json() const {
+  GPT2Config c = config_;
+  c.architectures = {architecture()};
+  return c.to_json_string();
+}
+
+std::vector<std::string> GPT2Model::ignored_checkpoint_keys() const {
+  // Causal-mask buffers of old checkpoints (transformers'
+  // _keys_to_ignore_on_load_unexpected for GPT-2).
+  return {"attn.bias", "attn.masked_bias", "crossattention.bias", "crossattention.masked_bias"};
+}
+
+void GPT2Model::init_weights(const std::function<bool(const std::string&)>& select) {
+  std::unordered_set<const void*> done;
+  models::init_standard_weights(*this, config_.initializer_range, select, done);
+  // GPT-2's scaled init of the residual projections: std / sqrt(2 n_layer).
+  double std = config_.initializer_range / std::sqrt(2.0 * static_cast<double>(config_.n_layer));
+  for (auto& [name, p] : named_parameters()) {
+    bool proj = name.size() >= 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
+    if (proj && select(name)) nn::init_normal_(p, 0.0, std);
+  }
+}
+
+// ---- GPT2LMHeadModel ----
+
+GPT2LMHeadModel::GPT2LMHeadModel(const GPT2Config& config) {
+  {
+    nn::NoInitGuard no_init;
+    transformer_ = register_module("transformer", std::make_shared<GPT2Model>(config));
+    lm_head_ = register_module(
+        "lm_head", std::make_shared<nn::Linear>(config.n_embd, config.vocab_size, false));
+    if (config.tie_word_embeddings) lm_head_->set_parameter("weight", transformer_->wte().weight());
+  }
+  if (!nn::NoInitGuard::active()) init_weights();
+}
+
+ModelOutput GPT2LMHeadModel::forward(const ModelInputs& in) {
+  ModelOutput out = transformer_->forward(in);
+  out.logits = lm_head_->forward(out.last_hidden_state);  // [B,T,V]
+  if (in.labels.defined()) out.loss = causal_lm_loss(out.logits, in.labels);
+  return out;
+}
+
+std::string GPT2LMHeadModel::config_json() const {
+  GPT2Config c = config();
+  c.architectures = {architecture()};
+  return c.to_json_string();
+}
+
+std::vector<std::string> GPT2LMHeadModel::ignored_checkpoint_keys() const {
+  return transformer_->ignored_checkpoint_keys();
+}
+
+void GPT2LMHeadModel::init_weights(const std::function<bool(const std::string&)>& select) {
+  transformer_->init_weights([&](const std::string& n) { return select("transformer." + n); });
+  if (!config().tie_word_embeddings && select("lm_head.weight"))
+    nn::init_normal_(lm_head_->weight(), 0.0, config().initializer_range);
+}
+
+Tensor causal_lm_loss(const Tensor& logits, const Tensor& labels) {
+  LOOM_CHECK(logits.defined() && logits.dim() == 3, "[causal_lm_loss] logits must be [B,T,V]");
+  LOOM_CHECK(labels.defined() && labels.dim() == 2 && labels.size(0) == logits.size(0) &&
+                 labels.size(1) == logits.size(1),
+             "[causal_lm_loss] labels ", labels.defined() ? to_string(labels.shape()) : "undefined",
+             " do not match logits ", to_string(logits.shape()));
+  LOOM_CHECK(labels.dtype() == DType::i64 || labels.dtype() == DType::i32,
+             "[causal_lm_loss] labels must be i64 or i32, got ", dtype_name(labels.dtype()));
+  int64_t b = labels.size(0), t = labels.size(1);
+  // transformers' ForCausalLMLoss: pad labels with -100 on the right, take [1:].
+  Tensor shifted =
+      concat({slice(labels, 1, 1, t), full({b, 1}, -100, labels.dtype(), labels.device())}, 1);
+  return cross_entropy(logits, shifted, -100);
+}
+
+}  // namespace loom

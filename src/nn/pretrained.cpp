@@ -1,0 +1,164 @@
+// from_pretrained / save_pretrained for PretrainedModel (loom/models.h): the
+// model-level rules on top of io/pretrained_files.h — key renaming (old
+// LayerNorm.gamma/beta; adding or stripping the base-model prefix as
+// transformers does), tied weights stored once, missing keys initialized,
+// unexpected keys ignored — and the class registry of auto_from_pretrained.
+#include <iostream>
+#include <map>
+#include <unordered_set>
+
+#include "io/pretrained_files.h"
+#include "loom/error.h"
+#include "loom/lazy.h"
+#include "loom/models.h"
+#include "nn/models/init_weights.h"
+
+namespace loom {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+  return s;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  return out;
+}
+
+// The checkpoint name a file key has in this model: old LayerNorm names
+// (transformers' "legacy" WeightRenaming), then the base-model prefix added
+// (base checkpoint into a head model) or stripped (head checkpoint into the
+// base model). Returns "" for a head key that the base model does not have.
+struct KeyMapper {
+  std::string prefix;  // "transformer."
+  bool model_has_prefix = false, file_has_prefix = false;
+  const nn::StateDict* own = nullptr;
+
+  std::string map(const std::string& file_key) const {
+    std::string k = replace_all(file_key, "LayerNorm.gamma", "LayerNorm.weight");
+    k = replace_all(k, "LayerNorm.beta", "LayerNorm.bias");
+    if (model_has_prefix && !file_has_prefix && own->contains(prefix + k)) return prefix + k;
+    if (!model_has_prefix && file_has_prefix && starts_with(k, prefix))
+      return k.substr(prefix.size());
+    return k;
+  }
+};
+
+void report(const std::string& dir, const PretrainedModel& model, const LoadInfo& info,
+            const PretrainedOptions& options) {
+  if (options.strict && (!info.missing_keys.empty() || !info.unexpected_keys.empty())) {
+    std::string msg = "[from_pretrained] " + dir + ": " + model.architecture() + " (strict):";
+    if (!info.missing_keys.empty()) msg += " missing keys: " + join(info.missing_keys) + ";";
+    if (!info.unexpected_keys.empty())
+      msg += " unexpected keys: " + join(info.unexpected_keys) + ";";
+    msg.pop_back();
+    throw Error(msg);
+  }
+  if (!options.warn) return;
+  if (!info.unexpected_keys.empty())
+    std::cerr << "[from_pretrained] " << dir << ": weights not used by " << model.architecture()
+              << ": " << join(info.unexpected_keys) << "\n";
+  if (!info.missing_keys.empty())
+    std::cerr << "[from_pretrained] " << dir << ": weights of " << model.architecture()
+              << " not in the checkpoint, newly initialized: " << join(info.missing_keys) << "\n";
+}
+
+}  // namespace
+
+namespace detail {
+
+void load_pretrained_weights(PretrainedModel& model, const std::string& dir, const Device& device,
+                             const PretrainedOptions& options) {
+  io::PretrainedWeights weights = io::PretrainedWeights::open(dir);
+  nn::StateDict own = model.state_dict();
+  KeyMapper mapper;
+  mapper.prefix = model.base_model_prefix() + ".";
+  mapper.own = &own;
+  for (const auto& [name, t] : own) mapper.model_has_prefix |= starts_with(name, mapper.prefix);
+  for (const auto& e : weights.entries())
+    mapper.file_has_prefix |= starts_with(e.name, mapper.prefix);
+
+  std::vector<std::string> ignored = model.ignored_checkpoint_keys();
+  nn::StateDict dict;
+  LoadInfo info;
+  std::map<std::string, std::string> source;  // model key -> file key
+  for (const auto& e : weights.entries()) {
+    std::string key = mapper.map(e.name);
+    if (!own.contains(key)) {
+      if (!models::matches_any(key, ignored)) info.unexpected_keys.push_back(e.name);
+      continue;
+    }
+    auto [it, fresh] = source.emplace(key, e.name);
+    LOOM_CHECK(fresh, "[from_pretrained] ", dir, ": both '", it->second, "' and '", e.name,
+               "' map to ", key);
+    std::span<const std::byte> bytes = weights.data(e);
+    dict.insert(key, from_blob(bytes.data(), e.info->shape, e.info->dtype));
+  }
+  nn::LoadResult result;
+  try {
+    result = model.load_state_dict(dict, /*strict=*/false);
+  } catch (const Error& err) {
+    fail("[from_pretrained] ", dir, ": ", err.what());
+  }
+  info.missing_keys = result.missing_keys;
+  report(dir, model, info, options);
+  if (!info.missing_keys.empty()) {
+    std::unordered_set<std::string> missing(info.missing_keys.begin(), info.missing_keys.end());
+    model.init_weights([&](const std::string& n) { return missing.count(n) > 0; });
+  }
+  if (options.info) *options.info = info;
+  model.to(device);
+  model.eval();
+}
+
+}  // namespace detail
+
+void PretrainedModel::save_pretrained(const std::string& dir, int64_t max_shard_size) const {
+  nn::StateDict sd = state_dict();
+  std::vector<Tensor> keep;
+  std::vector<safetensors::TensorRef> refs;
+  std::unordered_set<const TensorImpl*> seen;
+  std::vector<Tensor> lazy_tensors;
+  for (const auto& [name, t] : sd)
+    if (t.device().is_lazy()) lazy_tensors.push_back(t);
+  if (!lazy_tensors.empty()) lazy::sync(lazy_tensors);  // one graph, not one sync per tensor
+  for (const auto& [name, t] : sd) {
+    if (!seen.insert(t.impl()).second) continue;  // a tied alias: stored once, first name
+    keep.push_back(t);
+    refs.push_back({name, t.dtype(), t.shape(), t.data()});
+  }
+  io::write_pretrained_dir(dir, {{io::kConfigFile, config_json()}}, refs, max_shard_size);
+}
+
+std::shared_ptr<PretrainedModel> auto_from_pretrained(const std::string& dir, const Device& device,
+                                                      const PretrainedOptions& options) {
+  std::string path = dir + "/" + io::kConfigFile;
+  std::string type = read_model_type(path);
+  std::string arch;
+  if (type == "gpt2") {
+    GPT2Config c = GPT2Config::from_json_file(path);
+    arch = c.architectures.empty() ? "GPT2Model" : c.architectures.front();
+  } else if (type == "bert") {
+    BertConfig c = BertConfig::from_json_file(path);
+    arch = c.architectures.empty() ? "BertModel" : c.architectures.front();
+  } else {
+    fail("[from_pretrained] ", path, ": model_type '", type, "' is not supported (gpt2, bert)");
+  }
+  if (arch == "GPT2LMHeadModel") return from_pretrained<GPT2LMHeadModel>(dir, device, options);
+  if (arch == "GPT2Model") return from_pretrained<GPT2Model>(dir, device, options);
+  if (arch == "BertModel") return from_pretrained<BertModel>(dir, device, options);
+  if (arch == "BertForMaskedLM") return from_pretrained<BertForMaskedLM>(dir, device, options);
+  if (arch == "BertForSequenceClassification")
+    return from_pretrained<BertForSequenceClassification>(dir, device, options);
+  fail("[from_pretrained] ", path, ": architecture '", arch, "' is not supported");
+}
+
+}  // namespace loom

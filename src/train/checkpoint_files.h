@@ -1,0 +1,78 @@
+// Checkpoint directories on disk, below the Trainer: durable file writes
+// (write + fsync), the tmp-dir-then-rename commit, finding and ordering
+// checkpoint-<N> directories, save_total_limit rotation that keeps the newest
+// and the best, tokenizer file copies, and rng_state.json. Knows nothing of
+// models or tensors. Assumes POSIX rename/fsync semantics (rename of a
+// directory within one file system is atomic).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/tensor.h"
+
+namespace loom::train {
+
+inline constexpr const char* kCheckpointPrefix = "checkpoint-";
+inline constexpr const char* kTmpCheckpointPrefix = "tmp-checkpoint-";
+
+/// Writes `text` to `path` (truncating) and fsyncs it. Throws loom::Error
+/// "[checkpoint] <path>: ..." with the system's reason on failure.
+void write_text_file(const std::string& path, const std::string& text);
+/// Reads a whole file; loom::Error "[checkpoint] <path>: cannot open file".
+std::string read_text_file(const std::string& path);
+/// fsyncs every regular file in `dir` (not recursive) and `dir` itself.
+void fsync_dir_tree(const std::string& dir);
+
+/// The step N of a directory name "checkpoint-<N>", or nullopt.
+std::optional<int64_t> checkpoint_step(const std::string& name);
+/// checkpoint-<N> directories of `output_dir` (paths output_dir/checkpoint-N),
+/// oldest first by N; with `best`, that checkpoint is moved to the
+/// second-to-last place unless it is the newest (transformers'
+/// sort_checkpoints). Empty when output_dir does not exist.
+std::vector<std::string> sorted_checkpoints(const std::string& output_dir,
+                                            const std::optional<std::string>& best = std::nullopt);
+/// Deletes the oldest checkpoints until at most `limit` remain, never the
+/// newest nor `best` (transformers' rotate_checkpoints). No-op for limit <= 0.
+void rotate_checkpoints(const std::string& output_dir, int64_t limit,
+                        const std::optional<std::string>& best);
+/// Removes leftover tmp-checkpoint-* directories (and save_pretrained's
+/// ".tmp-checkpoint-*.tmp-*" siblings) from a save that did not finish.
+void remove_stale_tmp(const std::string& output_dir);
+/// True when `a` and `b` name the same directory (by file identity when both
+/// exist, else by normalized path).
+bool same_dir(const std::string& a, const std::string& b);
+
+/// The tokenizer files transformers' save_pretrained writes.
+const std::vector<std::string>& tokenizer_file_names();
+/// Copies the tokenizer files present in `src` into `dst`.
+void copy_tokenizer_files(const std::string& src, const std::string& dst);
+
+/// Renames the complete `tmp` directory to `final_dir` after fsyncing its
+/// files, replacing an existing `final_dir`, then fsyncs the parent. A
+/// failure leaves `final_dir` as it was. Throws loom::Error "[checkpoint] ...".
+void commit_dir(const std::string& tmp, const std::string& final_dir);
+
+/// rng_state.json: what resuming needs beyond the weights, optimizer and
+/// schedule — loom's generator, the data position, and the running loss
+/// since the last log (so logged losses continue exactly).
+struct RngState {
+  GeneratorState generator;
+  uint64_t sampler_seed = 0;
+  int64_t epoch = 0;             ///< index of the epoch in progress
+  int64_t batches_in_epoch = 0;  ///< micro-batches of that epoch already trained
+  double tr_loss = 0;            ///< sum of step losses since the last log (f32 value)
+  int64_t globalstep_last_logged = 0;
+  double total_loss_scalar = 0;
+};
+std::string rng_state_json(const RngState& s);
+/// Parses rng_state.json; loom::Error "[checkpoint] <where>: ..." when malformed.
+RngState parse_rng_state(const std::string& text, const std::string& where);
+
+/// Calls the test hook (see loom::detail::set_checkpoint_file_hook).
+void checkpoint_file_written(const std::string& file);
+
+}  // namespace loom::train

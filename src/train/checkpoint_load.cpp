@@ -1,0 +1,101 @@
+// Resuming from a checkpoint (transformers' _init_training_state,
+// _load_from_checkpoint, _load_optimizer_and_scheduler, _load_rng_state) and
+// load_best_model_at_end. Beyond transformers, the running loss since the
+// last log and the generator state are restored too, so a resumed run logs
+// the same losses as an uninterrupted one.
+#include <cstdio>
+#include <filesystem>
+
+#include "train/checkpoint_files.h"
+#include "train/trainer_impl.h"
+
+namespace loom {
+namespace fs = std::filesystem;
+
+namespace {
+
+void require_file(const fs::path& dir, const std::string& name, bool save_only_model_hint) {
+  if (fs::is_regular_file(dir / name)) return;
+  if (save_only_model_hint)
+    fail("[Trainer] checkpoint ", dir.string(), " has no ", name,
+         " (saved with save_only_model? such checkpoints cannot be resumed)");
+  fail("[Trainer] checkpoint ", dir.string(), " has no ", name);
+}
+
+}  // namespace
+
+ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPlan& plan) {
+  const fs::path d = dir;
+  LOOM_CHECK(fs::is_directory(d), "[Trainer] resume_from_checkpoint: '", dir,
+             "' is not a directory");
+  require_file(d, "trainer_state.json", false);
+  if (!fs::is_regular_file(d / "model.safetensors"))
+    require_file(d, "model.safetensors.index.json", false);
+  for (const char* f : {"optimizer.safetensors", "scheduler.json", "rng_state.json"})
+    require_file(d, f, true);
+
+  TrainerState loaded = TrainerState::from_json_file((d / "trainer_state.json").string());
+  if (loaded.best_model_checkpoint && !fs::is_directory(*loaded.best_model_checkpoint)) {
+    std::fprintf(stderr,
+                 "[Trainer] warning: the best checkpoint %s recorded in %s no longer "
+                 "exists; ignoring it\n",
+                 loaded.best_model_checkpoint->c_str(), dir.c_str());
+    loaded.best_model_checkpoint.reset();
+  }
+  if (loaded.train_batch_size && *loaded.train_batch_size != args.per_device_train_batch_size)
+    std::fprintf(stderr,
+                 "[Trainer] warning: %s was trained with batch size %lld, this run uses "
+                 "%lld; the data order will not continue exactly\n",
+                 dir.c_str(), static_cast<long long>(*loaded.train_batch_size),
+                 static_cast<long long>(args.per_device_train_batch_size));
+  const auto stateful = loaded.stateful_callbacks;
+  state.epoch = loaded.epoch;
+  state.global_step = loaded.global_step;
+  state.total_flos = loaded.total_flos;
+  state.num_input_tokens_seen = loaded.num_input_tokens_seen;
+  state.log_history = std::move(loaded.log_history);
+  state.best_metric = loaded.best_metric;
+  state.best_global_step = loaded.best_global_step;
+  state.best_model_checkpoint = loaded.best_model_checkpoint;
+  if (args.restore_callback_states_from_checkpoint)
+    for (auto& cb : callbacks)
+      if (auto it = stateful.find(cb->name()); it != stateful.end())
+        cb->load_state_json(it->second);
+
+  PretrainedOptions popt;
+  popt.strict = true;
+  popt.warn = false;
+  detail::load_pretrained_weights(*model, dir, device, popt);
+  optimizer->load((d / "optimizer.safetensors").string());
+  scheduler->load((d / "scheduler.json").string());
+  const train::RngState r = train::parse_rng_state(
+      train::read_text_file((d / "rng_state.json").string()), (d / "rng_state.json").string());
+  if (r.sampler_seed != args.sampler_seed())
+    std::fprintf(stderr, "[Trainer] warning: %s shuffled with seed %llu, this run uses %llu\n",
+                 dir.c_str(), static_cast<unsigned long long>(r.sampler_seed),
+                 static_cast<unsigned long long>(args.sampler_seed()));
+  set_generator_state(r.generator);
+  tr_loss = scalar_tensor(r.tr_loss, DType::f32, device);
+  globalstep_last_logged = r.globalstep_last_logged;
+  total_loss_scalar = r.total_loss_scalar;
+
+  ResumePoint p;
+  p.dir = dir;
+  p.epochs_trained = state.global_step / plan.num_update_steps_per_epoch;
+  if (!args.ignore_data_skip)
+    p.batches_to_skip =
+        (state.global_step % plan.num_update_steps_per_epoch) * args.gradient_accumulation_steps;
+  return p;
+}
+
+void Trainer::Impl::load_best_model() {
+  const std::string& dir = *state.best_model_checkpoint;
+  std::fprintf(stderr, "[Trainer] loading best model from %s (score: %g)\n", dir.c_str(),
+               state.best_metric.value_or(0.0));
+  PretrainedOptions popt;
+  popt.strict = true;
+  popt.warn = false;
+  detail::load_pretrained_weights(*model, dir, device, popt);
+}
+
+}  // namespace loom

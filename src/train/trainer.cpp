@@ -1,0 +1,203 @@
+// Trainer: construction (argument checks, seeding, device placement, the
+// default callbacks), accessors, log(), callback management, batches ->
+// ModelInputs, the default compute_loss and save_model. The loop is in
+// trainer_loop.cpp, evaluation in evaluation.cpp, checkpoints in
+// checkpoint_*.cpp.
+#include "loom/trainer.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <unordered_set>
+
+#include "loom/lazy.h"
+#include "train/checkpoint_files.h"
+#include "train/trainer_impl.h"
+
+namespace loom {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Parameters outside embedding modules (transformers' num_parameters with
+// exclude_embeddings=True; a head tied to an embedding is excluded too).
+int64_t non_embedding_parameters(PretrainedModel& model) {
+  std::unordered_set<const TensorImpl*> embedding;
+  for (auto& [name, m] : model.named_modules())
+    if (auto* e = dynamic_cast<nn::Embedding*>(m)) embedding.insert(e->weight().impl());
+  int64_t n = 0;
+  for (const Tensor& p : model.parameters())
+    if (!embedding.count(p.impl())) n += p.numel();
+  return n;
+}
+
+}  // namespace
+
+Trainer::Trainer(std::shared_ptr<PretrainedModel> model, TrainingArguments args,
+                 std::shared_ptr<const data::Dataset> train_dataset,
+                 std::shared_ptr<const data::Dataset> eval_dataset, TrainerOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  LOOM_CHECK(model != nullptr, "[Trainer] model must not be null");
+  args.validate();
+  LOOM_CHECK(args.eval_strategy == "no" || eval_dataset != nullptr, "[Trainer] eval_strategy '",
+             args.eval_strategy, "' needs an eval_dataset (or set eval_strategy to 'no')");
+  LOOM_CHECK(options.tokenizer_dir.empty() || fs::is_directory(options.tokenizer_dir),
+             "[Trainer] tokenizer_dir '", options.tokenizer_dir, "' is not a directory");
+  Impl& m = *impl_;
+  m.self = this;
+  m.model = std::move(model);
+  m.args = std::move(args);
+  m.device = Device(m.args.device);
+  m.train_dataset = std::move(train_dataset);
+  m.eval_dataset = std::move(eval_dataset);
+  m.options = std::move(options);
+  if (!m.options.data_collator) m.options.data_collator = std::make_shared<data::PaddingCollator>();
+  const std::string arch = m.model->architecture();
+  m.shifts_labels = m.options.loss_shifts_labels.value_or(ends_with(arch, "LMHeadModel") ||
+                                                          ends_with(arch, "ForCausalLM"));
+  manual_seed(static_cast<uint64_t>(m.args.seed));
+  m.model->to(m.device);
+  m.flos_params = non_embedding_parameters(*m.model);
+  m.callbacks.push_back(std::make_shared<DefaultFlowCallback>());
+  for (auto& cb : m.options.callbacks) add_callback(cb);
+  const bool tty = ::isatty(::fileno(stderr)) != 0;
+  if (tty && !m.args.disable_tqdm.value_or(false)) {
+    m.callbacks.push_back(std::make_shared<ProgressCallback>());
+  } else {
+    m.callbacks.push_back(std::make_shared<PrinterCallback>());
+  }
+  m.each([&](TrainerCallback& c) { c.on_init_end(m.args, m.state, m.control); });
+}
+
+Trainer::~Trainer() = default;
+
+TrainOutput Trainer::train(std::optional<std::string> resume_from_checkpoint) {
+  return impl_->train(std::move(resume_from_checkpoint));
+}
+
+Logs Trainer::evaluate(std::shared_ptr<const data::Dataset> eval_dataset,
+                       const std::string& metric_key_prefix) {
+  return impl_->evaluate(std::move(eval_dataset), metric_key_prefix);
+}
+
+void Trainer::save_model(const std::string& dir) {
+  const std::string out = dir.empty() ? impl_->args.output_dir : dir;
+  impl_->write_model_files(out);
+  train::write_text_file((fs::path(out) / "training_args.json").string(), impl_->args.to_json());
+}
+
+void Trainer::save_state() const {
+  fs::create_directories(impl_->args.output_dir);
+  train::write_text_file((fs::path(impl_->args.output_dir) / "trainer_state.json").string(),
+                         impl_->state.to_json());
+}
+
+Logs Trainer::log(Logs logs) { return impl_->log(std::move(logs)); }
+
+void Trainer::add_callback(std::shared_ptr<TrainerCallback> callback) {
+  LOOM_CHECK(callback != nullptr, "[Trainer] add_callback: null callback");
+  auto& cbs = impl_->callbacks;
+  // Keep the progress/printer callback last, as transformers adds it last.
+  auto it = cbs.end();
+  if (!cbs.empty() &&
+      (cbs.back()->name() == "ProgressCallback" || cbs.back()->name() == "PrinterCallback"))
+    it = cbs.end() - 1;
+  cbs.insert(it, std::move(callback));
+}
+
+std::shared_ptr<TrainerCallback> Trainer::pop_callback(const std::string& name) {
+  auto& cbs = impl_->callbacks;
+  for (auto it = cbs.begin(); it != cbs.end(); ++it) {
+    if ((*it)->name() != name) continue;
+    auto cb = *it;
+    cbs.erase(it);
+    return cb;
+  }
+  return nullptr;
+}
+
+const std::vector<std::shared_ptr<TrainerCallback>>& Trainer::callbacks() const {
+  return impl_->callbacks;
+}
+const TrainingArguments& Trainer::args() const { return impl_->args; }
+const TrainerState& Trainer::state() const { return impl_->state; }
+TrainerControl& Trainer::control() { return impl_->control; }
+PretrainedModel& Trainer::model() const { return *impl_->model; }
+const Device& Trainer::device() const { return impl_->device; }
+optim::Optimizer* Trainer::optimizer() const { return impl_->optimizer.get(); }
+optim::LRScheduler* Trainer::lr_scheduler() const { return impl_->scheduler.get(); }
+
+Tensor Trainer::compute_loss(PretrainedModel& model, const ModelInputs& inputs,
+                             const Tensor& num_items_in_batch) {
+  ModelOutput out = model.forward(inputs);
+  LOOM_CHECK(out.loss.defined(), "[Trainer] the model (", model.architecture(),
+             ") returned no loss: the batches need \"labels\"");
+  if (!num_items_in_batch.defined()) return out.loss;
+  // mean loss * (items in this batch / items in the window) = this batch's
+  // summed loss / items in the window (transformers' num_items_in_batch).
+  Tensor labels = inputs.labels;
+  if (impl_->shifts_labels && labels.dim() >= 2) labels = slice(labels, 1, 1, labels.size(1));
+  Tensor count = cast(sum(ne(labels, -100.0)), DType::f32);
+  return out.loss * (count / num_items_in_batch);
+}
+
+// ---- Impl helpers. ----
+
+data::DataLoader Trainer::Impl::make_loader(std::shared_ptr<const data::Dataset> dataset,
+                                            int64_t batch_size, bool shuffle) const {
+  data::DataLoaderOptions o;
+  o.batch_size = batch_size;
+  o.drop_last = args.dataloader_drop_last;
+  o.shuffle = shuffle;
+  o.seed = args.sampler_seed();
+  o.num_workers = static_cast<int>(args.dataloader_num_workers);
+  return data::DataLoader(std::move(dataset), options.data_collator, o);
+}
+
+ModelInputs Trainer::Impl::to_inputs(const data::Batch& batch) const {
+  ModelInputs in;
+  for (const auto& [name, t] : batch.tensors()) {
+    if (name == "input_ids") {
+      in.input_ids = t;
+    } else if (name == "attention_mask") {
+      in.attention_mask = t;
+    } else if (name == "token_type_ids") {
+      in.token_type_ids = t;
+    } else if (name == "position_ids") {
+      in.position_ids = t;
+    } else if (name == "labels") {
+      in.labels = t;
+    }  // other columns are dropped, as the Trainer removes unused columns
+  }
+  return in;
+}
+
+Logs Trainer::Impl::log(Logs logs) {
+  logs["epoch"] = state.epoch;
+  Logs entry = logs;
+  entry["step"] = static_cast<double>(state.global_step);
+  state.log_history.push_back(std::move(entry));
+  control.should_log = false;
+  each([&](TrainerCallback& c) { c.on_log(args, state, control, logs); });
+  return logs;
+}
+
+void Trainer::Impl::store_flos() {
+  state.total_flos += current_flos;
+  current_flos = 0;
+}
+
+Tensor Trainer::Impl::zero_scalar() const { return scalar_tensor(0.0, DType::f32, device); }
+
+std::optional<std::string> get_last_checkpoint(const std::string& output_dir) {
+  auto sorted = train::sorted_checkpoints(output_dir);
+  if (sorted.empty()) return std::nullopt;
+  return sorted.back();
+}
+
+}  // namespace loom

@@ -1,0 +1,105 @@
+// Trainer::Impl: the Trainer's state shared by its implementation files —
+// trainer.cpp (construction, logging, callbacks, save_model), trainer_loop.cpp
+// (train), evaluation.cpp (evaluate / predict) and checkpoint_save.cpp /
+// checkpoint_load.cpp (checkpoints). Mirrors the attributes of transformers'
+// Trainer (_tr_loss, _total_loss_scalar, _globalstep_last_logged, ...).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/dataloader.h"
+#include "loom/trainer.h"
+
+namespace loom {
+
+/// The numbers of transformers' set_initial_training_values.
+struct TrainPlan {
+  int64_t steps_in_epoch = 0;              ///< batches per epoch (len(dataloader))
+  int64_t num_update_steps_per_epoch = 0;  ///< optimizer steps per epoch
+  int64_t max_steps = 0;
+  int64_t num_train_epochs = 0;
+  int64_t num_examples = 0;
+  double num_train_samples = 0;
+};
+
+/// Where a resumed run starts (transformers' _init_training_state).
+struct ResumePoint {
+  std::string dir;  ///< empty: a fresh run
+  int64_t epochs_trained = 0;
+  int64_t batches_to_skip = 0;  ///< micro-batches of the resumed epoch already trained
+};
+
+struct Trainer::Impl {
+  Trainer* self = nullptr;
+  std::shared_ptr<PretrainedModel> model;
+  TrainingArguments args;
+  Device device;
+  std::shared_ptr<const data::Dataset> train_dataset, eval_dataset;
+  TrainerOptions options;
+  std::vector<std::shared_ptr<TrainerCallback>> callbacks;
+  TrainerState state;
+  TrainerControl control;
+  std::unique_ptr<optim::Optimizer> optimizer;
+  std::unique_ptr<optim::LRScheduler> scheduler;
+  bool shifts_labels = false;
+  int64_t flos_params = 0;  ///< non-embedding parameters (transformers' floating_point_ops)
+
+  // Running loss: a rank-0 f32 device tensor, read only when logging.
+  Tensor tr_loss;
+  double total_loss_scalar = 0;
+  int64_t globalstep_last_logged = 0;
+  int64_t initial_global_step = 0;
+  double current_flos = 0;
+  // Data position (rng_state.json).
+  int64_t epoch_index = 0;
+  int64_t batches_done_in_epoch = 0;
+
+  template <typename F>
+  void each(F&& f) {
+    for (auto& cb : callbacks) f(*cb);
+  }
+
+  // trainer.cpp
+  data::DataLoader make_loader(std::shared_ptr<const data::Dataset> dataset, int64_t batch_size,
+                               bool shuffle) const;
+  ModelInputs to_inputs(const data::Batch& batch) const;
+  Logs log(Logs logs);
+  void store_flos();
+  Tensor zero_scalar() const;
+
+  // trainer_loop.cpp
+  TrainOutput train(std::optional<std::string> resume);
+  TrainPlan plan(int64_t steps_in_epoch) const;
+  void create_optimizer_and_scheduler(int64_t max_steps);
+  void run_epoch(int64_t epoch, const data::DataLoader& loader, const TrainPlan& plan,
+                 int64_t skip);
+  void optimizer_step(int64_t epoch, int64_t step, const TrainPlan& plan, Tensor& grad_norm,
+                      double& learning_rate);
+  Tensor training_step(const data::Batch& batch, const Tensor& num_items, size_t window);
+  Tensor count_items(const std::vector<data::Batch>& window) const;
+  void maybe_log_save_evaluate(const Tensor& grad_norm, double learning_rate);
+  TrainOutput finalize(const TrainPlan& plan, double start_time);
+
+  // evaluation.cpp
+  struct LoopOutput {
+    Tensor predictions, label_ids;
+    Logs metrics;
+    int64_t num_samples = 0;
+  };
+  LoopOutput evaluation_loop(std::shared_ptr<const data::Dataset> dataset,
+                             const std::string& prefix, bool prediction_loss_only);
+  Logs evaluate(std::shared_ptr<const data::Dataset> dataset, const std::string& prefix);
+  bool determine_best_metric(const Logs& metrics);
+
+  // checkpoint_save.cpp / checkpoint_load.cpp
+  void save_checkpoint();
+  void write_model_files(const std::string& dir) const;
+  ResumePoint load_checkpoint(const std::string& dir, const TrainPlan& plan);
+  void load_best_model();
+};
+
+}  // namespace loom

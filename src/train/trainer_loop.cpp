@@ -1,0 +1,343 @@
+// The training loop: transformers' Trainer._inner_training_loop, _run_epoch,
+// training_step and _maybe_log_save_evaluate, step for step. Batches come
+// from a DeviceLoader (prefetched and uploaded on a background thread, no
+// mark_step of its own); the loop calls lazy::mark_step() once per optimizer
+// step, after the update, so each step is one graph. The running loss is a
+// device tensor read only at logging steps (and when checkpointing).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include "loom/autocast.h"
+#include "loom/device_loader.h"
+#include "loom/lazy.h"
+#include "loom/metrics.h"
+#include "train/checkpoint_files.h"
+#include "train/trainer_impl.h"
+
+namespace loom {
+namespace fs = std::filesystem;
+
+namespace {
+
+double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+double round_to(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
+
+// transformers' speed_metrics: <split>_runtime (4 decimals),
+// <split>_samples_per_second and <split>_steps_per_second (3 decimals).
+Logs speed_metrics(const std::string& split, double start, double num_samples, double num_steps) {
+  const double runtime = now_seconds() - start;
+  Logs m;
+  m[split + "_runtime"] = round_to(runtime, 4);
+  if (runtime == 0) return m;
+  m[split + "_samples_per_second"] = round_to(num_samples / runtime, 3);
+  m[split + "_steps_per_second"] = round_to(num_steps / runtime, 3);
+  return m;
+}
+
+// TrainerState.compute_steps: a ratio in (0, 1) becomes ceil(max_steps * ratio).
+int64_t absolute_steps(double steps, int64_t max_steps) {
+  if (steps < 1) return static_cast<int64_t>(std::ceil(max_steps * steps));
+  return static_cast<int64_t>(steps);
+}
+
+std::string resolve_resume(const std::optional<std::string>& resume, const std::string& out) {
+  if (!resume) return "";
+  if (*resume == "last" || *resume == "true" || *resume == "True") {
+    auto last = get_last_checkpoint(out);
+    LOOM_CHECK(last.has_value(), "[Trainer] resume_from_checkpoint '", *resume,
+               "': no checkpoint-N directory in output_dir '", out, "'");
+    return *last;
+  }
+  return *resume;
+}
+
+}  // namespace
+
+// ---- Setup. ----
+
+TrainPlan Trainer::Impl::plan(int64_t steps_in_epoch) const {
+  const int64_t ga = args.gradient_accumulation_steps;
+  TrainPlan p;
+  p.steps_in_epoch = steps_in_epoch;
+  p.num_update_steps_per_epoch =
+      std::max<int64_t>(steps_in_epoch / ga + (steps_in_epoch % ga > 0), 1);
+  p.num_examples = train_dataset->size();
+  if (args.max_steps > 0) {
+    p.max_steps = args.max_steps;
+    p.num_train_epochs = p.max_steps / p.num_update_steps_per_epoch +
+                         (p.max_steps % p.num_update_steps_per_epoch > 0);
+    p.num_train_samples = static_cast<double>(p.max_steps * args.per_device_train_batch_size * ga);
+  } else {
+    p.max_steps =
+        static_cast<int64_t>(std::ceil(args.num_train_epochs * p.num_update_steps_per_epoch));
+    p.num_train_epochs = static_cast<int64_t>(std::ceil(args.num_train_epochs));
+    p.num_train_samples = p.num_examples * args.num_train_epochs;
+  }
+  return p;
+}
+
+void Trainer::Impl::create_optimizer_and_scheduler(int64_t max_steps) {
+  auto groups = optim::weight_decay_groups(model->named_parameters(), args.weight_decay);
+  if (args.optim == "sgd") {
+    optim::SGDOptions o;
+    o.lr = args.learning_rate;
+    o.weight_decay = args.weight_decay;
+    optimizer = std::make_unique<optim::SGD>(std::move(groups), o);
+  } else {
+    optim::AdamWOptions o;
+    o.lr = args.learning_rate;
+    o.beta1 = args.adam_beta1;
+    o.beta2 = args.adam_beta2;
+    o.eps = args.adam_epsilon;
+    o.weight_decay = args.weight_decay;
+    optimizer = std::make_unique<optim::AdamW>(std::move(groups), o);
+  }
+  optim::ScheduleOptions so;
+  so.num_warmup_steps = args.get_warmup_steps(max_steps);
+  so.num_training_steps = max_steps;
+  scheduler = std::make_unique<optim::LRScheduler>(args.lr_scheduler_type, *optimizer, so);
+}
+
+// Stale tmp directories go; a fresh run refuses (or with overwrite_output_dir
+// removes) the checkpoints of an earlier run, which would otherwise mix with
+// its own in rotation and "last".
+static void prepare_output_dir(const TrainingArguments& args, bool fresh) {
+  train::remove_stale_tmp(args.output_dir);
+  if (!fresh) return;
+  auto existing = train::sorted_checkpoints(args.output_dir);
+  if (existing.empty()) return;
+  LOOM_CHECK(args.overwrite_output_dir, "[Trainer] output_dir '", args.output_dir,
+             "' already holds ", fs::path(existing.back()).filename().string(),
+             ": set resume_from_checkpoint to \"last\" to continue, or overwrite_output_dir to "
+             "start over");
+  std::error_code ec;
+  for (const auto& dir : existing) fs::remove_all(dir, ec);
+}
+
+TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
+  args.validate();
+  LOOM_CHECK(train_dataset != nullptr, "[Trainer] train() needs a train_dataset");
+  if (!resume) resume = args.resume_from_checkpoint;
+  const std::string resume_dir = resolve_resume(resume, args.output_dir);
+  prepare_output_dir(args, resume_dir.empty());
+
+  data::DataLoader loader = make_loader(train_dataset, args.per_device_train_batch_size, true);
+  LOOM_CHECK(loader.size() > 0, "[Trainer] train_dataset has ", train_dataset->size(),
+             " examples: not one batch of per_device_train_batch_size ",
+             args.per_device_train_batch_size, " (dataloader_drop_last is ",
+             args.dataloader_drop_last ? "true" : "false", ")");
+  const TrainPlan p = plan(loader.size());
+  create_optimizer_and_scheduler(p.max_steps);
+
+  state = TrainerState{};
+  state.train_batch_size = args.per_device_train_batch_size;
+  state.logging_steps = absolute_steps(args.logging_steps, p.max_steps);
+  if (args.eval_steps) state.eval_steps = absolute_steps(*args.eval_steps, p.max_steps);
+  state.save_steps = absolute_steps(args.save_steps, p.max_steps);
+  tr_loss = zero_scalar();
+  total_loss_scalar = 0;
+  globalstep_last_logged = 0;
+  current_flos = 0;
+  ResumePoint rp;
+  if (!resume_dir.empty()) rp = load_checkpoint(resume_dir, p);
+  state.max_steps = p.max_steps;
+  state.num_train_epochs = p.num_train_epochs;
+  initial_global_step = state.global_step;
+  if (resume_dir.empty()) globalstep_last_logged = state.global_step;
+
+  model->zero_grad();
+  const double start = now_seconds();
+  control.should_training_stop = false;
+  each([&](TrainerCallback& c) { c.on_train_begin(args, state, control); });
+  if (args.eval_on_start) evaluate(eval_dataset, "eval");
+
+  for (int64_t epoch = rp.epochs_trained; epoch < p.num_train_epochs; ++epoch) {
+    control.should_epoch_stop = false;
+    each([&](TrainerCallback& c) { c.on_epoch_begin(args, state, control); });
+    run_epoch(epoch, loader, p, epoch == rp.epochs_trained ? rp.batches_to_skip : 0);
+    if (control.should_training_stop) break;
+  }
+  return finalize(p, start);
+}
+
+// ---- One epoch. ----
+
+void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, const TrainPlan& p,
+                              int64_t skip) {
+  const int64_t ga = args.gradient_accumulation_steps;
+  data::DeviceLoader dl(loader, device, {.prefetch = 2, .mark_step = false});
+  std::unique_ptr<data::BatchStream> stream = dl.stream(epoch);
+  int64_t step = -1;
+  for (int64_t i = 0; i < skip && stream->next(); ++i) ++step;  // transformers' skip_first_batches
+  epoch_index = epoch;
+  batches_done_in_epoch = step + 1;
+  Tensor grad_norm;
+  double learning_rate = scheduler->get_last_lr().at(0);
+  const int64_t remainder = p.steps_in_epoch % ga == 0 ? ga : p.steps_in_epoch % ga;
+  bool stop = false;
+  for (int64_t u = skip / ga; u < p.num_update_steps_per_epoch && !stop; ++u) {
+    const int64_t nb = u != p.num_update_steps_per_epoch - 1 ? ga : remainder;
+    std::vector<data::Batch> window;
+    for (int64_t k = 0; k < nb; ++k) {
+      std::optional<data::Batch> b = stream->next();
+      if (!b) break;
+      window.push_back(std::move(*b));
+    }
+    if (window.empty()) break;
+    const Tensor num_items = window.size() > 1 ? count_items(window) : Tensor();
+    for (size_t i = 0; i < window.size(); ++i) {
+      ++step;
+      if (step % ga == 0) {
+        control.should_log = control.should_evaluate = control.should_save = false;
+        each([&](TrainerCallback& c) { c.on_step_begin(args, state, control); });
+      }
+      Tensor loss = training_step(window[i], num_items, window.size());
+      if (args.logging_nan_inf_filter && !device.is_lazy() && !std::isfinite(loss.item())) {
+        tr_loss =
+            tr_loss + tr_loss / static_cast<double>(1 + state.global_step - globalstep_last_logged);
+      } else {
+        tr_loss = tr_loss + loss;
+      }
+      if (window[i].contains("input_ids"))
+        current_flos += 6.0 * static_cast<double>(flos_params) * window[i].at("input_ids").numel();
+      if (i + 1 == window.size()) {
+        batches_done_in_epoch = step + 1;
+        optimizer_step(epoch, step, p, grad_norm, learning_rate);
+      } else {
+        each([&](TrainerCallback& c) { c.on_substep_end(args, state, control); });
+      }
+      if (control.should_epoch_stop || control.should_training_stop) {
+        stop = true;
+        break;
+      }
+    }
+  }
+  stream.reset();
+  if (device.is_lazy()) lazy::mark_step();
+  if (step < 0) {
+    std::fprintf(stderr, "[Trainer] warning: epoch %lld had no batch; stopping at step %lld\n",
+                 static_cast<long long>(epoch), static_cast<long long>(state.global_step));
+    control.should_training_stop = true;
+  }
+  each([&](TrainerCallback& c) { c.on_epoch_end(args, state, control); });
+  maybe_log_save_evaluate(grad_norm, learning_rate);
+}
+
+Tensor Trainer::Impl::count_items(const std::vector<data::Batch>& window) const {
+  Tensor total;
+  for (const data::Batch& b : window) {
+    if (!b.contains("labels")) return Tensor();
+    Tensor labels = b.at("labels");
+    if (shifts_labels && labels.dim() >= 2) labels = slice(labels, 1, 1, labels.size(1));
+    Tensor c = cast(sum(ne(labels, -100.0)), DType::f32);
+    total = total.defined() ? total + c : c;
+  }
+  return total;
+}
+
+Tensor Trainer::Impl::training_step(const data::Batch& batch, const Tensor& num_items,
+                                    size_t window) {
+  model->train();
+  ModelInputs in = to_inputs(batch);
+  Tensor loss;
+  {
+    AutocastGuard amp(args.bf16);
+    loss = self->compute_loss(*model, in, num_items);
+  }
+  // Without item counts, each micro-batch's mean counts 1 / window (transformers).
+  if (!num_items.defined() && window > 1) loss = loss / static_cast<double>(window);
+  loss.backward();
+  return loss.detach();
+}
+
+void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan& p,
+                                   Tensor& grad_norm, double& learning_rate) {
+  std::vector<Tensor> params;
+  for (const Tensor& t : model->parameters())
+    if (t.requires_grad()) params.push_back(t);
+  const double max_norm =
+      args.max_grad_norm > 0 ? args.max_grad_norm : std::numeric_limits<double>::infinity();
+  grad_norm = optim::clip_grad_norm_(params, max_norm);
+  each([&](TrainerCallback& c) { c.on_pre_optimizer_step(args, state, control); });
+  optimizer->step();
+  each([&](TrainerCallback& c) { c.on_optimizer_step(args, state, control); });
+  learning_rate = scheduler->get_last_lr().at(0);  // the rate this step used
+  scheduler->step();
+  model->zero_grad();
+  if (device.is_lazy()) lazy::mark_step();
+  state.global_step += 1;
+  state.epoch = static_cast<double>(epoch) + static_cast<double>(step + 1) / p.steps_in_epoch;
+  each([&](TrainerCallback& c) { c.on_step_end(args, state, control); });
+  maybe_log_save_evaluate(grad_norm, learning_rate);
+}
+
+void Trainer::Impl::maybe_log_save_evaluate(const Tensor& grad_norm, double learning_rate) {
+  if (control.should_log && state.global_step > globalstep_last_logged) {
+    const double tr = tr_loss.item();
+    tr_loss = zero_scalar();
+    Logs logs;
+    logs["loss"] = tr / static_cast<double>(state.global_step - globalstep_last_logged);
+    if (grad_norm.defined()) logs["grad_norm"] = grad_norm.item();
+    logs["learning_rate"] = learning_rate;
+    total_loss_scalar += tr;
+    globalstep_last_logged = state.global_step;
+    store_flos();
+    log(std::move(logs));
+  }
+  if (control.should_evaluate) {
+    Logs metrics = evaluate(eval_dataset, "eval");
+    const bool new_best = determine_best_metric(metrics);
+    if (args.save_strategy == "best") control.should_save = new_best;
+  }
+  if (control.should_save) {
+    save_checkpoint();
+    control.should_save = false;
+    each([&](TrainerCallback& c) { c.on_save(args, state, control); });
+  }
+}
+
+// ---- The end (transformers' _finalize_training). ----
+
+TrainOutput Trainer::Impl::finalize(const TrainPlan& p, double start) {
+  if (device.is_lazy()) lazy::mark_step();
+  total_loss_scalar += tr_loss.item();
+  tr_loss = zero_scalar();
+  const int64_t steps_this_call = state.global_step - initial_global_step;
+  // Over the whole run (a resumed run restores the sum of the earlier steps).
+  const double train_loss = total_loss_scalar / std::max<double>(state.global_step, 0.001);
+  Logs metrics = speed_metrics(
+      "train", start, p.num_train_samples * steps_this_call / std::max<int64_t>(state.max_steps, 1),
+      static_cast<double>(steps_this_call));
+  store_flos();
+  metrics["total_flos"] = state.total_flos;
+  metrics["train_loss"] = train_loss;
+  metrics = log(std::move(metrics));
+
+  if (args.load_best_model_at_end && state.best_model_checkpoint) load_best_model();
+  if (state.best_model_checkpoint && args.save_total_limit.value_or(0) == 1) {
+    std::error_code ec;
+    for (const auto& dir : train::sorted_checkpoints(args.output_dir))
+      if (!train::same_dir(dir, *state.best_model_checkpoint)) fs::remove_all(dir, ec);
+  }
+  each([&](TrainerCallback& c) { c.on_train_end(args, state, control); });
+  fs::create_directories(args.output_dir);
+  train::write_text_file((fs::path(args.output_dir) / "lazy_metrics.json").string(),
+                         metrics::report_json());
+  TrainOutput out;
+  out.global_step = state.global_step;
+  out.training_loss = train_loss;
+  out.metrics = metrics;
+  return out;
+}
+
+}  // namespace loom

@@ -1,0 +1,176 @@
+// TrainingArguments::validate: transformers' TrainingArguments.__post_init__
+// (derived defaults) and _validate_args (value and combination checks), plus
+// the checks the Trainer constructor makes on the arguments alone
+// (metric_for_best_model with save_strategy "best"). Every error names the
+// argument: "[TrainingArguments] <name>: ...".
+#include <algorithm>
+#include <cmath>
+
+#include "loom/device.h"
+#include "loom/error.h"
+#include "loom/optim.h"
+#include "loom/training_args.h"
+
+namespace loom {
+namespace {
+
+void check_one_of(const char* name, const std::string& value,
+                  const std::vector<std::string>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return;
+  std::string list;
+  for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  fail("[TrainingArguments] ", name, ": '", value, "' is not one of ", list);
+}
+
+void check_positive_int(const char* name, int64_t value) {
+  LOOM_CHECK(value >= 1, "[TrainingArguments] ", name, ": must be >= 1, got ", value);
+}
+
+void check_finite(const char* name, double value) {
+  LOOM_CHECK(std::isfinite(value), "[TrainingArguments] ", name, ": must be finite, got ", value);
+}
+
+// A step count that may be a ratio in (0, 1): positive, and whole when >= 1
+// (transformers: "--logging_steps must be an integer if bigger than 1").
+void check_steps(const char* name, double value) {
+  check_finite(name, value);
+  LOOM_CHECK(value > 0, "[TrainingArguments] ", name, ": must be > 0 (or a ratio in (0, 1)), got ",
+             value);
+  LOOM_CHECK(value < 1 || value == std::floor(value), "[TrainingArguments] ", name,
+             ": must be an integer if bigger than 1, got ", value);
+}
+
+void validate_batches(const TrainingArguments& a) {
+  check_positive_int("per_device_train_batch_size", a.per_device_train_batch_size);
+  check_positive_int("per_device_eval_batch_size", a.per_device_eval_batch_size);
+  check_positive_int("gradient_accumulation_steps", a.gradient_accumulation_steps);
+  LOOM_CHECK(a.dataloader_num_workers >= 0,
+             "[TrainingArguments] dataloader_num_workers: must be >= 0, got ",
+             a.dataloader_num_workers);
+}
+
+void validate_optimizer(const TrainingArguments& a) {
+  check_one_of("optim", a.optim, {"adamw_torch", "adamw_torch_fused", "sgd"});
+  check_finite("learning_rate", a.learning_rate);
+  LOOM_CHECK(a.learning_rate >= 0, "[TrainingArguments] learning_rate: must be >= 0, got ",
+             a.learning_rate);
+  check_finite("weight_decay", a.weight_decay);
+  LOOM_CHECK(a.weight_decay >= 0, "[TrainingArguments] weight_decay: must be >= 0, got ",
+             a.weight_decay);
+  LOOM_CHECK(a.adam_beta1 >= 0 && a.adam_beta1 < 1,
+             "[TrainingArguments] adam_beta1: must be in [0, 1), got ", a.adam_beta1);
+  LOOM_CHECK(a.adam_beta2 >= 0 && a.adam_beta2 < 1,
+             "[TrainingArguments] adam_beta2: must be in [0, 1), got ", a.adam_beta2);
+  LOOM_CHECK(a.adam_epsilon >= 0 && std::isfinite(a.adam_epsilon),
+             "[TrainingArguments] adam_epsilon: must be >= 0, got ", a.adam_epsilon);
+  LOOM_CHECK(!std::isnan(a.max_grad_norm), "[TrainingArguments] max_grad_norm: must not be NaN");
+}
+
+void validate_length(const TrainingArguments& a) {
+  LOOM_CHECK(a.max_steps == -1 || a.max_steps > 0,
+             "[TrainingArguments] max_steps: must be -1 (train for num_train_epochs) or > 0, got ",
+             a.max_steps);
+  check_finite("num_train_epochs", a.num_train_epochs);
+  LOOM_CHECK(a.max_steps > 0 || a.num_train_epochs > 0,
+             "[TrainingArguments] num_train_epochs: must be > 0 when max_steps is not set, got ",
+             a.num_train_epochs);
+  check_one_of("lr_scheduler_type", a.lr_scheduler_type, optim::schedule_names());
+  check_finite("warmup_steps", a.warmup_steps);
+  LOOM_CHECK(a.warmup_steps >= 0, "[TrainingArguments] warmup_steps: must be >= 0, got ",
+             a.warmup_steps);
+  LOOM_CHECK(a.warmup_steps < 1 || a.warmup_steps == std::floor(a.warmup_steps),
+             "[TrainingArguments] warmup_steps: must be an integer if bigger than 1, got ",
+             a.warmup_steps);
+  LOOM_CHECK(a.warmup_ratio >= 0 && a.warmup_ratio <= 1,
+             "[TrainingArguments] warmup_ratio: must be in [0, 1], got ", a.warmup_ratio);
+}
+
+void validate_strategies(const TrainingArguments& a) {
+  check_one_of("logging_strategy", a.logging_strategy, {"no", "steps", "epoch"});
+  check_one_of("eval_strategy", a.eval_strategy, {"no", "steps", "epoch"});
+  check_one_of("save_strategy", a.save_strategy, {"no", "steps", "epoch", "best"});
+  if (a.logging_strategy == "steps") check_steps("logging_steps", a.logging_steps);
+  if (a.eval_strategy == "steps") check_steps("eval_steps", *a.eval_steps);
+  if (a.save_strategy == "steps") check_steps("save_steps", a.save_steps);
+  check_finite("eval_delay", a.eval_delay);
+  LOOM_CHECK(a.eval_delay >= 0, "[TrainingArguments] eval_delay: must be >= 0, got ", a.eval_delay);
+}
+
+// transformers: "--load_best_model_at_end requires the save and eval strategy
+// to match, except when --save_strategy="best"" and save_steps a multiple of
+// eval_steps (both absolute or both ratios).
+void validate_best_model(const TrainingArguments& a) {
+  if (a.load_best_model_at_end && a.save_strategy != "best") {
+    LOOM_CHECK(a.eval_strategy == a.save_strategy,
+               "[TrainingArguments] load_best_model_at_end: requires eval_strategy and "
+               "save_strategy to match (unless save_strategy is 'best'), got eval_strategy '",
+               a.eval_strategy, "' and save_strategy '", a.save_strategy, "'");
+    LOOM_CHECK(a.eval_strategy != "no",
+               "[TrainingArguments] load_best_model_at_end: requires an eval_strategy other "
+               "than 'no'");
+    if (a.eval_strategy == "steps") {
+      double save = a.save_steps, eval = *a.eval_steps;
+      LOOM_CHECK((save < 1) == (eval < 1),
+                 "[TrainingArguments] load_best_model_at_end: save_steps ", save,
+                 " and eval_steps ", eval, " mix a ratio and an absolute step count");
+      const double scale = save < 1 ? 1e6 : 1.0;
+      int64_t s = std::llround(save * scale), e = std::llround(eval * scale);
+      LOOM_CHECK(e > 0 && s % e == 0,
+                 "[TrainingArguments] load_best_model_at_end: requires save_steps to be a "
+                 "multiple of eval_steps, got save_steps ",
+                 save, " and eval_steps ", eval);
+    }
+  }
+  if (a.save_strategy == "best") {
+    LOOM_CHECK(a.metric_for_best_model.has_value(),
+               "[TrainingArguments] metric_for_best_model: must be set with save_strategy 'best'");
+    LOOM_CHECK(a.eval_strategy != "no",
+               "[TrainingArguments] save_strategy: 'best' requires an eval_strategy other than "
+               "'no'");
+  }
+  if (a.metric_for_best_model)
+    LOOM_CHECK(!a.metric_for_best_model->empty(),
+               "[TrainingArguments] metric_for_best_model: must not be empty");
+}
+
+void validate_misc(const TrainingArguments& a) {
+  LOOM_CHECK(!a.output_dir.empty(), "[TrainingArguments] output_dir: must not be empty");
+  LOOM_CHECK(a.seed >= 0, "[TrainingArguments] seed: must be >= 0, got ", a.seed);
+  LOOM_CHECK(!a.data_seed || *a.data_seed >= 0, "[TrainingArguments] data_seed: must be >= 0, got ",
+             *a.data_seed);
+  if (a.resume_from_checkpoint)
+    LOOM_CHECK(!a.resume_from_checkpoint->empty(),
+               "[TrainingArguments] resume_from_checkpoint: must not be empty");
+  try {
+    Device d(a.device);
+    (void)d;
+  } catch (const Error& e) {
+    fail("[TrainingArguments] device: '", a.device, "' is not a device (cpu or lazy): ", e.what());
+  }
+}
+
+}  // namespace
+
+void TrainingArguments::validate() {
+  // Derived defaults (transformers' __post_init__, "Auto-derived Values").
+  if (eval_strategy != "no") do_eval = true;
+  if (eval_strategy == "steps" && (!eval_steps || *eval_steps == 0)) {
+    LOOM_CHECK(logging_steps > 0,
+               "[TrainingArguments] eval_steps: eval_strategy 'steps' requires eval_steps or "
+               "logging_steps > 0");
+    eval_steps = logging_steps;
+  }
+  if (load_best_model_at_end && !metric_for_best_model) metric_for_best_model = "loss";
+  if (!greater_is_better && metric_for_best_model) {
+    const std::string& m = *metric_for_best_model;
+    greater_is_better = !(m.size() >= 4 && m.compare(m.size() - 4, 4, "loss") == 0);
+  }
+  validate_misc(*this);
+  validate_batches(*this);
+  validate_optimizer(*this);
+  validate_length(*this);
+  validate_strategies(*this);
+  validate_best_model(*this);
+}
+
+}  // namespace loom

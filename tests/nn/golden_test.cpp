@@ -1,0 +1,91 @@
+// Level-4 golden tests: GPT-2 and BERT loaded with from_pretrained from the
+// transformers fixtures (tools/make_model_fixtures.py) must reproduce
+// transformers' logits, loss and every parameter's gradient to 1e-4
+// (scale-relative, model_test_util.h) on the eager `cpu` and the `lazy`
+// device. The fixtures were computed in eval mode (dropout off).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "nn/model_test_util.h"
+
+namespace loom {
+namespace {
+
+using testing::close_scaled;
+using testing::Golden;
+
+struct Case {
+  std::string model;   // fixture directory
+  std::string device;  // "cpu" or "lazy"
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " on " << c.device; }
+
+std::shared_ptr<PretrainedModel> load(const std::string& model, const Device& dev) {
+  std::string dir = testing::model_fixture(model);
+  if (model == "gpt2") return GPT2LMHeadModel::from_pretrained(dir, dev);
+  if (model == "bert") return BertForMaskedLM::from_pretrained(dir, dev);
+  return BertForSequenceClassification::from_pretrained(dir, dev);
+}
+
+class GoldenModel : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { testing::reset_lazy_state(); }
+};
+
+TEST_P(GoldenModel, LogitsLossAndGradientsMatchTransformers) {
+  const Case& c = GetParam();
+  Device dev(c.device);
+  Golden g = testing::load_golden(testing::model_fixture(c.model) + "/golden.safetensors");
+  auto model = load(c.model, dev);
+  ASSERT_FALSE(model->is_training()) << "from_pretrained returns an eval-mode model";
+  ModelOutput out = model->forward(testing::golden_inputs(g, dev));
+  out.loss.backward();
+  if (dev.is_lazy()) lazy::mark_step();
+
+  EXPECT_TRUE(close_scaled(out.logits, g.at("logits"), 1e-4)) << "logits";
+  EXPECT_TRUE(close_scaled(out.loss, g.at("loss"), 1e-4)) << "loss";
+  std::set<std::string> expected_names;
+  for (const auto& [name, t] : g.tensors)
+    if (name.rfind("grad.", 0) == 0) expected_names.insert(name.substr(5));
+  std::set<std::string> names;
+  for (const auto& [name, p] : model->named_parameters()) {
+    names.insert(name);
+    ASSERT_TRUE(g.has("grad." + name)) << "loom parameter " << name << " is not in transformers'";
+    ASSERT_TRUE(p.grad().defined()) << name << " got no gradient";
+    EXPECT_EQ(p.grad().device(), dev) << name;
+    EXPECT_TRUE(close_scaled(p.grad(), g.at("grad." + name), 1e-4)) << "grad of " << name;
+  }
+  EXPECT_EQ(names, expected_names) << "named_parameters() differs from transformers'";
+}
+
+TEST_P(GoldenModel, TrainModeAppliesDropoutAndEvalRestoresIt) {
+  const Case& c = GetParam();
+  Device dev(c.device);
+  Golden g = testing::load_golden(testing::model_fixture(c.model) + "/golden.safetensors");
+  auto model = load(c.model, dev);
+  ModelInputs in = testing::golden_inputs(g, dev);
+  model->train();  // the configs keep transformers' default dropout 0.1
+  manual_seed(5);
+  Tensor train_logits = model->forward(in).logits;
+  std::vector<double> a = train_logits.to(Device("cpu")).to_vector<double>();
+  std::vector<double> e = g.at("logits").to_vector<double>();
+  double max_diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) max_diff = std::max(max_diff, std::fabs(a[i] - e[i]));
+  EXPECT_GT(max_diff, 1e-3) << "dropout had no effect in training mode";
+  model->eval();
+  EXPECT_TRUE(close_scaled(model->forward(in).logits, g.at("logits"), 1e-4));
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return info.param.model + "_" + info.param.device;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GoldenModel,
+                         ::testing::Values(Case{"gpt2", "cpu"}, Case{"gpt2", "lazy"},
+                                           Case{"bert", "cpu"}, Case{"bert", "lazy"},
+                                           Case{"bert_seqcls", "cpu"}, Case{"bert_seqcls", "lazy"}),
+                         case_name);
+
+}  // namespace
+}  // namespace loom

@@ -1,0 +1,146 @@
+// Autocast (loom/autocast.h): under an AutocastGuard, matmul and
+// scaled_dot_product_attention on f32 operands compute in bf16 and return
+// f32 — each result equals the bf16 matmul of the bf16-rounded operands
+// (computed here independently, in double, then rounded to bf16) — while other
+// ops and code outside the guard stay f32; gradients of f32 weights stay f32;
+// guards nest; eager and lazy agree.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "loom/autocast.h"
+#include "loom/error.h"
+#include "ops/compare.h"
+#include "optim/optim_test_util.h"
+
+namespace loom {
+namespace {
+
+float round_bf16(float x) { return bf16_to_float(float_to_bf16(x)); }
+
+// bf16(sum_k bf16(a[i,k]) * bf16(b[k,j])), accumulated in double.
+std::vector<float> bf16_matmul(const std::vector<float>& a, const std::vector<float>& b, int m,
+                               int k, int n) {
+  std::vector<float> out(m * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int t = 0; t < k; ++t)
+        acc += double(round_bf16(a[i * k + t])) * round_bf16(b[t * n + j]);
+      out[i * n + j] = round_bf16(static_cast<float>(acc));
+    }
+  return out;
+}
+
+class Autocast : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Autocast, MatmulRunsInBf16AndReturnsF32) {
+  Device dev(GetParam());
+  manual_seed(21);
+  Tensor a = randn({6, 40}), b = randn({40, 5});
+  std::vector<float> expected = bf16_matmul(a.to_vector<float>(), b.to_vector<float>(), 6, 40, 5);
+  Tensor out;
+  {
+    AutocastGuard amp;
+    EXPECT_TRUE(is_autocast_enabled());
+    out = matmul(a.to(dev), b.to(dev));
+  }
+  EXPECT_FALSE(is_autocast_enabled());
+  EXPECT_EQ(out.dtype(), DType::f32);
+  testing::sync_if_lazy(dev);
+  std::vector<float> got = out.to_vector<float>();
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i], round_bf16(got[i])) << "element " << i << " is not a bf16 value";
+    // Equal, or one bf16 step away where f32 and double accumulation round differently.
+    EXPECT_NEAR(got[i], expected[i], std::ldexp(std::fabs(expected[i]), -7) + 1e-6) << i;
+  }
+  // Without the guard the same matmul is f32: most elements are not bf16 values.
+  std::vector<float> f32 = matmul(a, b).to_vector<float>();
+  int exact = 0;
+  for (float x : f32) exact += x == round_bf16(x);
+  EXPECT_LT(exact, 5);
+}
+
+TEST_P(Autocast, TransposedBatchedAndGradients) {
+  Device dev(GetParam());
+  manual_seed(22);
+  Tensor a0 = randn({2, 7, 3}), b0 = randn({2, 4, 7});
+  Tensor a32 = from_blob(a0.data(), a0.shape(), DType::f32).requires_grad_();
+  Tensor b32 = from_blob(b0.data(), b0.shape(), DType::f32).requires_grad_();
+  Tensor a = a0.to(dev).requires_grad_(), b = b0.to(dev).requires_grad_();
+  Tensor loss;
+  {
+    AutocastGuard amp;
+    Tensor y = matmul(a, b, /*trans_a=*/true, /*trans_b=*/true);  // [2, 3, 4]
+    EXPECT_EQ(y.dtype(), DType::f32);
+    EXPECT_EQ(y.shape(), (Shape{2, 3, 4}));
+    Tensor s = softmax(y, -1);  // other ops are untouched: f32 in, f32 out
+    EXPECT_EQ(s.dtype(), DType::f32);
+    loss = sum(mul(s, y));
+  }
+  loss.backward();
+  testing::sync_if_lazy(dev);
+  ASSERT_TRUE(a.grad().defined());
+  EXPECT_EQ(a.grad().dtype(), DType::f32);
+  EXPECT_EQ(b.grad().dtype(), DType::f32);
+  // Close to the f32 gradients (bf16 has 8 significant bits).
+  Tensor y32 = matmul(a32, b32, true, true);
+  sum(mul(softmax(y32, -1), y32)).backward();
+  EXPECT_TRUE(testing::all_close(a.grad().to(Device("cpu")), a32.grad(), 3e-2, 3e-2));
+}
+
+TEST_P(Autocast, AttentionRunsInBf16AndReturnsF32) {
+  Device dev(GetParam());
+  manual_seed(23);
+  Tensor q = randn({2, 5, 8}), k = randn({2, 6, 8}), v = randn({2, 6, 8});
+  Tensor ref = scaled_dot_product_attention(q, k, v);
+  Tensor expected = cast(scaled_dot_product_attention(cast(q, DType::bf16), cast(k, DType::bf16),
+                                                      cast(v, DType::bf16)),
+                         DType::f32);
+  Tensor out;
+  {
+    AutocastGuard amp;
+    out = scaled_dot_product_attention(q.to(dev), k.to(dev), v.to(dev), Tensor(), true);
+  }
+  EXPECT_EQ(out.dtype(), DType::f32);
+  testing::sync_if_lazy(dev);
+  Tensor causal = cast(scaled_dot_product_attention(cast(q, DType::bf16), cast(k, DType::bf16),
+                                                    cast(v, DType::bf16), Tensor(), true),
+                       DType::f32);
+  EXPECT_TRUE(testing::all_close(out.to(Device("cpu")), causal, 0, 0));
+  for (float x : out.to_vector<float>()) EXPECT_EQ(x, round_bf16(x));
+  EXPECT_TRUE(testing::all_close(expected, ref, 2e-2, 2e-2));  // bf16 vs f32 sanity
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Autocast, ::testing::Values("cpu", "lazy"));
+
+TEST(AutocastGuard, NestsAndRestores) {
+  Tensor a = randn({3, 3}), b = randn({3, 3});
+  {
+    AutocastGuard on;
+    {
+      AutocastGuard off(false);
+      EXPECT_FALSE(is_autocast_enabled());
+      std::vector<float> v = matmul(a, b).to_vector<float>();
+      int exact = 0;
+      for (float x : v) exact += x == round_bf16(x);
+      EXPECT_LT(exact, 3) << "matmul under a disabling guard ran in bf16";
+    }
+    EXPECT_TRUE(is_autocast_enabled());
+    EXPECT_EQ(autocast_dtype(), DType::bf16);
+    // bf16 operands are left alone: bf16 in, bf16 out.
+    EXPECT_EQ(matmul(cast(a, DType::bf16), cast(b, DType::bf16)).dtype(), DType::bf16);
+  }
+  EXPECT_FALSE(is_autocast_enabled());
+  EXPECT_THROW(AutocastGuard(true, DType::f32), Error);
+  EXPECT_FALSE(is_autocast_enabled());
+  {
+    AutocastGuard half(true, DType::f16);
+    EXPECT_EQ(autocast_dtype(), DType::f16);
+    EXPECT_EQ(matmul(a, b).dtype(), DType::f32);
+  }
+}
+
+}  // namespace
+}  // namespace loom
