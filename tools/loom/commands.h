@@ -22,4 +22,11 @@ using AddCommand = void (*)(CLI::App& app);
 /// C++ standard, sanitizers, assertions, OpenMP threads, devices).
 void add_info_command(CLI::App& app);
 
+/// `loom train`: trains or fine-tunes a model (train.cpp; flags in job_args.h
+/// and TrainingArguments, docs/cli.md).
+void add_train_command(CLI::App& app);
+
+/// `loom evaluate`: evaluates a model on validation data (evaluate.cpp).
+void add_evaluate_command(CLI::App& app);
+
 }  // namespace loom::cli

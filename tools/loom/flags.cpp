@@ -1,0 +1,149 @@
+// FlagSet: registers a table of `--name value` flags on a CLI11 app, reports
+// unknown flags with a suggestion, and reads the same names from a JSON file.
+// Assumes CLI11 2.x (options with expected(0, 1) record an empty result when
+// given without a value) and nlohmann::json.
+#include "flags.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/error.h"
+
+namespace loom::cli {
+namespace {
+
+bool is_bool_type(const std::string& type) { return type == "bool" || type == "bool?"; }
+
+std::string type_name(const std::string& type) {
+  std::string t = type;
+  bool optional = !t.empty() && t.back() == '?';
+  if (optional) t.pop_back();
+  for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return optional ? t + "|none" : t;
+}
+
+// A JSON value as the text a flag would carry.
+std::string json_to_flag_text(const nlohmann::json& v, const std::string& key,
+                              const std::string& path) {
+  if (v.is_null()) return "none";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number_float()) {
+    std::ostringstream s;
+    s.precision(17);
+    s << v.get<double>();
+    return s.str();
+  }
+  fail("[config] ", path, ": ", key, ": expected a string, number, bool or null, got ",
+       v.type_name());
+}
+
+}  // namespace
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+void FlagSet::add(const std::vector<FlagInfo>& flags, const std::string& group) {
+  for (const FlagInfo& f : flags) {
+    LOOM_CHECK(!contains(f.name), "[flags] flag --", f.name, " is defined twice");
+    flags_.push_back(f);
+    groups_.push_back(group);
+  }
+}
+
+bool FlagSet::contains(const std::string& name) const {
+  return std::any_of(flags_.begin(), flags_.end(),
+                     [&](const FlagInfo& f) { return f.name == name; });
+}
+
+void FlagSet::add_to(CLI::App& app) {
+  app.allow_extras();
+  for (size_t i = 0; i < flags_.size(); ++i) {
+    const FlagInfo& f = flags_[i];
+    CLI::Option* opt = app.add_option("--" + f.name, results_[f.name], f.help);
+    opt->group(groups_[i])
+        ->type_name(type_name(f.type))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if (is_bool_type(f.type)) {
+      opt->expected(0, 1);
+    } else {
+      opt->expected(1);
+    }
+  }
+}
+
+void FlagSet::check_unknown(const CLI::App& app, const std::string& command) const {
+  for (const std::string& arg : app.remaining()) {
+    if (arg.rfind("-", 0) != 0) fail("[", command, "] unexpected argument '", arg, "'");
+    std::string name = arg.substr(arg.find_first_not_of('-'));
+    name = name.substr(0, name.find('='));
+    std::string hint = suggest(name);
+    if (hint.empty()) {
+      fail("[", command, "] unknown flag '", arg, "' (see ", command, " --help)");
+    }
+    fail("[", command, "] unknown flag '", arg, "' (did you mean --", hint, "?)");
+  }
+}
+
+std::map<std::string, std::string> FlagSet::given() const {
+  std::map<std::string, std::string> out;
+  for (const FlagInfo& f : flags_) {
+    const std::vector<std::string>& r = results_.at(f.name);
+    if (r.empty()) continue;
+    const std::string& v = r.back();
+    out[f.name] = (v.empty() && is_bool_type(f.type)) ? "true" : v;
+  }
+  return out;
+}
+
+std::map<std::string, std::string> FlagSet::read_config(const std::string& path) const {
+  std::ifstream in(path, std::ios::binary);
+  LOOM_CHECK(in.good(), "[config] ", path, ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    fail("[config] ", path, ": not valid JSON (", e.what(), ")");
+  }
+  LOOM_CHECK(j.is_object(), "[config] ", path, ": expected a JSON object of flag names to values");
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : j.items()) {
+    if (!contains(key) || key == "config") {
+      std::string hint = suggest(key);
+      if (hint.empty()) fail("[config] ", path, ": unknown key '", key, "'");
+      fail("[config] ", path, ": unknown key '", key, "' (did you mean '", hint, "'?)");
+    }
+    out[key] = json_to_flag_text(value, key, path);
+  }
+  return out;
+}
+
+std::string FlagSet::suggest(const std::string& name) const {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const FlagInfo& f : flags_) {
+    size_t d = edit_distance(name, f.name);
+    if (d < best_d) best_d = d, best = f.name;
+  }
+  size_t limit = std::max<size_t>(2, name.size() / 3);
+  return best_d <= limit ? best : std::string();
+}
+
+}  // namespace loom::cli

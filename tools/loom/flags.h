@@ -1,0 +1,69 @@
+// FlagSet: the `--name value` flags of a `loom` subcommand that takes many
+// named settings (train, evaluate), registered on its CLI11 app from a table
+// of (name, type, help). What it adds to CLI11:
+//   - booleans accept `--flag`, `--flag true|false` and `--flag=false`;
+//   - a flag given twice keeps the last value (as argparse does);
+//   - an unknown flag fails with "unknown flag '--lerning_rate' (did you
+//     mean --learning_rate?)" (edit distance, as TrainingArguments::suggest);
+//   - a JSON file of the same names (`--config file.json`) fills the flags
+//     the command line did not give.
+// Assumes the app was created with allow_extras() by add_to(), so unknown
+// flags reach check_unknown() instead of CLI11's own error.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace loom::cli {
+
+/// One flag's description: `type` is "bool", "int", "float", "string" or one
+/// of those followed by "?" (may be "none"), as TrainingArguments::FieldInfo.
+struct FlagInfo {
+  std::string name;  ///< without the leading "--"
+  std::string type;
+  std::string help;
+};
+
+class FlagSet {
+ public:
+  /// Adds `flags` (names must be unique across all add() calls; a duplicate
+  /// is a programming error and throws loom::Error).
+  void add(const std::vector<FlagInfo>& flags, const std::string& group);
+  /// Registers every flag as an option of `app` (in its group) and sets
+  /// allow_extras() so unknown flags can be reported by check_unknown().
+  void add_to(CLI::App& app);
+
+  /// Throws loom::Error "[<command>] unknown flag '--x' (did you mean --y?)"
+  /// for the first leftover argument of `app` that looks like a flag, or
+  /// "[<command>] unexpected argument 'x'" for a stray word.
+  void check_unknown(const CLI::App& app, const std::string& command) const;
+
+  /// The flags given on the command line, name -> text value (a bare boolean
+  /// flag gives "true").
+  std::map<std::string, std::string> given() const;
+
+  /// Reads a JSON object of flag names to values (strings, numbers, bools,
+  /// null -> "none") from `path`. Throws loom::Error naming the file when it
+  /// cannot be read or is not a JSON object, when a value is an array or an
+  /// object, and for an unknown key (with a suggestion).
+  std::map<std::string, std::string> read_config(const std::string& path) const;
+
+  /// The known flag closest to `name` by edit distance, or "" when none is
+  /// within max(2, |name| / 3).
+  std::string suggest(const std::string& name) const;
+  bool contains(const std::string& name) const;
+
+ private:
+  std::vector<FlagInfo> flags_;
+  std::vector<std::string> groups_;  // group of flags_[i]
+  // CLI11 writes each option's results here; std::map nodes are stable.
+  std::map<std::string, std::vector<std::string>> results_;
+};
+
+/// Levenshtein distance (insertions, deletions, substitutions cost 1).
+size_t edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace loom::cli

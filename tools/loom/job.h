@@ -1,0 +1,105 @@
+// The work shared by `loom train` and `loom evaluate`: from JobArgs to a
+// tokenizer, a model, datasets, a collator and compute_metrics, as
+// transformers' run_clm.py / run_mlm.py / run_glue.py set them up, and the
+// results files and printed metrics of their ends.
+//
+// Steps (each throws loom::Error naming the flag or the file at fault):
+//   plan_model()    — which task and model: a config from model_name_or_path
+//                     or from model_type + config_overrides; no weights yet;
+//   load_job_data() — tokenized train / eval datasets for the task;
+//   build_model()   — the model (weights loaded, or initialized from seed);
+//   prepare_job()   — all of the above plus the Trainer's options.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "job_args.h"
+#include "loom/config.h"
+#include "loom/dataset.h"
+#include "loom/tokenizer.h"
+#include "loom/trainer.h"
+
+namespace loom::cli {
+
+/// What model a job uses, before any weight is loaded.
+struct ModelPlan {
+  std::string task;        ///< causal-lm | masked-lm | text-classification
+  std::string model_type;  ///< gpt2 | bert
+  /// The config (n_positions etc. already overridden); GPT2Config for gpt2.
+  std::variant<GPT2Config, BertConfig> config;
+  std::string pretrained_dir;  ///< empty: from scratch
+  int64_t max_positions = 0;   ///< n_positions / max_position_embeddings
+  /// Class names from a classification checkpoint's id2label (empty when the
+  /// names are transformers' placeholders LABEL_i or the model is not one).
+  std::vector<std::string> label_names;
+};
+
+/// Reads model_name_or_path/config.json (or makes the model_type's default
+/// config, sets vocab_size to the tokenizer's and applies config_overrides)
+/// and picks the task. Throws loom::Error for neither or both of
+/// model_name_or_path / model_type, a task the model cannot do, an unknown
+/// or mistyped override key, or a tokenizer larger than the vocabulary.
+ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer);
+
+/// Applies "key=value,key=value" to a config's JSON text (transformers'
+/// update_from_string): the key must exist in `config_json`; the value is
+/// parsed as the existing value's type (int, float, bool, string; a null
+/// field takes a number or a string). Throws loom::Error "[config_overrides]
+/// ..." naming the key.
+std::string apply_config_overrides(const std::string& config_json, const std::string& overrides);
+
+/// Tokenized datasets of a job.
+struct JobData {
+  std::shared_ptr<data::InMemoryDataset> train;  ///< null unless asked for
+  std::shared_ptr<data::InMemoryDataset> eval;   ///< null when there is no eval data
+  std::vector<std::string> label_names;          ///< classification class names (may be empty)
+  int64_t num_labels = 0;                        ///< classification classes
+};
+
+/// Loads and tokenizes the job's files for `plan.task`: causal-lm concatenates
+/// every line (or text cell) and cuts block_size blocks (run_clm's
+/// group_texts); masked-lm the same with special tokens per line and
+/// max_seq_length blocks (run_mlm); text-classification one example per row,
+/// truncated to max_seq_length (run_glue). Without validation_file and with
+/// `want_eval`, the first validation_split_percentage % of train_file's lines
+/// or rows become the eval set. Throws loom::Error for a missing file, a
+/// table without the named column, a .txt file for classification, a
+/// block_size above the model's positions, or no example at all.
+JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer& tokenizer,
+                      bool want_train, bool want_eval);
+
+/// The model for `plan` on the cpu device: pretrained weights (a fresh
+/// classification head sized `num_labels` when the checkpoint has none), or
+/// initialized from loom's generator seeded with `seed`.
+std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobData& data,
+                                             uint64_t seed);
+
+/// Everything the Trainer needs.
+struct PreparedJob {
+  ModelPlan plan;
+  JobData data;
+  std::shared_ptr<PretrainedModel> model;
+  TrainerOptions options;
+  std::string tokenizer_dir;
+};
+
+/// plan_model + load_job_data + build_model, the collator for the task and
+/// compute_metrics (perplexity for language models, with
+/// prediction_loss_only set unless given; accuracy and F1 for
+/// classification). `training` may be adjusted (prediction_loss_only).
+PreparedJob prepare_job(const JobCommand& cmd, TrainingArguments& training, bool want_train,
+                        bool want_eval);
+
+/// Writes `metrics` to `path` as transformers' save_metrics does (indent 4,
+/// keys sorted). Throws loom::Error on an I/O failure.
+void write_metrics_json(const std::string& path, const Logs& metrics);
+/// Prints transformers' log_metrics block to stdout:
+/// "***** eval metrics *****" then "  key = value" lines.
+void print_metrics(const std::string& split, const Logs& metrics);
+
+}  // namespace loom::cli

@@ -1,0 +1,216 @@
+// JobArgs: the table of data/model flags (name, type, help, member) that
+// drives `--help`, setting a field from text, and parse_job_command(), which
+// merges the command line, a --config JSON file and TrainingArguments.
+// Assumes TrainingArguments::set() parses its own fields (training_args.cpp).
+#include "job_args.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <variant>
+
+#include "loom/error.h"
+
+namespace loom::cli {
+namespace {
+
+using Member = std::variant<std::string JobArgs::*, int64_t JobArgs::*, double JobArgs::*,
+                            bool JobArgs::*, std::optional<int64_t> JobArgs::*>;
+
+struct JobField {
+  FlagInfo info;
+  Member member;
+};
+
+const std::vector<JobField>& job_table() {
+  static const std::vector<JobField> table = {
+      {{"config", "string", "JSON file of flag names to values; the command line overrides it."},
+       &JobArgs::config},
+      {{"task", "string",
+        "causal-lm (GPT-2), masked-lm or text-classification (BERT); default: from the model."},
+       &JobArgs::task},
+      {{"model_name_or_path", "string",
+        "Directory with config.json and weights (save_pretrained output or a checkpoint)."},
+       &JobArgs::model_name_or_path},
+      {{"model_type", "string", "Train from scratch: gpt2 or bert (transformers' defaults)."},
+       &JobArgs::model_type},
+      {{"config_overrides", "string",
+        "With --model_type: config fields to set, e.g. \"n_layer=4,n_embd=256,n_head=4\"."},
+       &JobArgs::config_overrides},
+      {{"tokenizer_name", "string", "Tokenizer directory (default: --model_name_or_path)."},
+       &JobArgs::tokenizer_name},
+      {{"train_file", "string", "Training data: .txt, .csv, .tsv, .jsonl or .json."},
+       &JobArgs::train_file},
+      {{"validation_file", "string", "Evaluation data, same formats."}, &JobArgs::validation_file},
+      {{"validation_split_percentage", "int",
+        "Without --validation_file: the first N% of train_file's lines/rows are held back."},
+       &JobArgs::validation_split_percentage},
+      {{"text_column", "string", "Text column of .csv/.tsv/.jsonl files."}, &JobArgs::text_column},
+      {{"text_pair_column", "string", "Second text column for pair classification."},
+       &JobArgs::text_pair_column},
+      {{"label_column", "string", "Label column (text-classification)."}, &JobArgs::label_column},
+      {{"block_size", "int?", "causal-lm: tokens per block (default min(1024, n_positions))."},
+       &JobArgs::block_size},
+      {{"max_seq_length", "int?",
+        "masked-lm: tokens per block; text-classification: truncation length (default 128)."},
+       &JobArgs::max_seq_length},
+      {{"pad_to_max_length", "bool",
+        "text-classification: pad every batch to max_seq_length (one graph on lazy)."},
+       &JobArgs::pad_to_max_length},
+      {{"pad_to_multiple_of", "int", "Round padded lengths up to a multiple of this (0: no)."},
+       &JobArgs::pad_to_multiple_of},
+      {{"keep_linebreaks", "bool", "causal-lm .txt files: keep each line's line break."},
+       &JobArgs::keep_linebreaks},
+      {{"mlm_probability", "float", "masked-lm: share of tokens chosen for masking."},
+       &JobArgs::mlm_probability},
+      {{"max_train_samples", "int?", "Keep only the first N training examples."},
+       &JobArgs::max_train_samples},
+      {{"max_eval_samples", "int?", "Keep only the first N evaluation examples."},
+       &JobArgs::max_eval_samples},
+  };
+  return table;
+}
+
+std::optional<int64_t> parse_int(const std::string& s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_float(const std::string& s) {
+  try {
+    size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> parse_bool(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "0" || s == "no" || s == "off") return false;
+  return std::nullopt;
+}
+
+bool is_none(const std::string& s) { return s == "none" || s == "None" || s == "null"; }
+
+// Values a field may take beyond its type.
+void check_allowed(const std::string& name, const JobArgs& job) {
+  if (name == "task") {
+    const std::string& t = job.task;
+    LOOM_CHECK(t.empty() || t == "causal-lm" || t == "masked-lm" || t == "text-classification",
+               "--task: expected causal-lm, masked-lm or text-classification, got '", t, "'");
+  } else if (name == "model_type") {
+    LOOM_CHECK(job.model_type.empty() || job.model_type == "gpt2" || job.model_type == "bert",
+               "--model_type: expected gpt2 or bert, got '", job.model_type, "'");
+  } else if (name == "validation_split_percentage") {
+    int64_t p = job.validation_split_percentage;
+    LOOM_CHECK(p >= 0 && p < 100, "--validation_split_percentage: expected 0..99, got ", p);
+  } else if (name == "mlm_probability") {
+    double p = job.mlm_probability;
+    LOOM_CHECK(p > 0 && p < 1, "--mlm_probability: expected a value in (0, 1), got ", p);
+  } else if (name == "pad_to_multiple_of") {
+    LOOM_CHECK(job.pad_to_multiple_of >= 0, "--pad_to_multiple_of: expected >= 0, got ",
+               job.pad_to_multiple_of);
+  } else if (name == "block_size" || name == "max_seq_length" || name == "max_train_samples" ||
+             name == "max_eval_samples") {
+    const auto& v = name == "block_size"          ? job.block_size
+                    : name == "max_seq_length"    ? job.max_seq_length
+                    : name == "max_train_samples" ? job.max_train_samples
+                                                  : job.max_eval_samples;
+    LOOM_CHECK(!v || *v > 0, "--", name, ": expected a positive integer, got ", *v);
+  }
+}
+
+struct Setter {
+  JobArgs& job;
+  const std::string& name;
+  const std::string& value;
+  [[noreturn]] void bad(const char* type) const {
+    fail("--", name, ": expected ", type, ", got '", value, "'");
+  }
+  void operator()(std::string JobArgs::*m) const { job.*m = value; }
+  void operator()(int64_t JobArgs::*m) const {
+    auto v = parse_int(value);
+    if (!v) bad("an integer");
+    job.*m = *v;
+  }
+  void operator()(double JobArgs::*m) const {
+    auto v = parse_float(value);
+    if (!v) bad("a number");
+    job.*m = *v;
+  }
+  void operator()(bool JobArgs::*m) const {
+    auto v = parse_bool(value);
+    if (!v) bad("true or false");
+    job.*m = *v;
+  }
+  void operator()(std::optional<int64_t> JobArgs::*m) const {
+    if (is_none(value)) {
+      (job.*m).reset();
+      return;
+    }
+    auto v = parse_int(value);
+    if (!v) bad("an integer");
+    job.*m = *v;
+  }
+};
+
+}  // namespace
+
+const std::vector<FlagInfo>& job_flags() {
+  static const std::vector<FlagInfo> infos = [] {
+    std::vector<FlagInfo> out;
+    for (const JobField& f : job_table()) out.push_back(f.info);
+    return out;
+  }();
+  return infos;
+}
+
+void set_job_arg(JobArgs& job, const std::string& name, const std::string& value) {
+  auto it = std::find_if(job_table().begin(), job_table().end(),
+                         [&](const JobField& f) { return f.info.name == name; });
+  LOOM_CHECK(it != job_table().end(), "unknown flag --", name);
+  std::visit(Setter{job, name, value}, it->member);
+  check_allowed(name, job);
+}
+
+FlagSet make_job_flag_set() {
+  FlagSet flags;
+  flags.add(job_flags(), "Data and model");
+  std::vector<FlagInfo> training;
+  for (const auto& f : TrainingArguments::fields()) training.push_back({f.name, f.type, f.help});
+  flags.add(training, "TrainingArguments");
+  return flags;
+}
+
+JobCommand parse_job_command(const FlagSet& flags, const CLI::App& app,
+                             const std::string& command) {
+  flags.check_unknown(app, command);
+  JobCommand cmd;
+  cmd.given = flags.given();
+  if (auto it = cmd.given.find("config"); it != cmd.given.end()) {
+    // The file fills only what the command line left out.
+    for (auto& [k, v] : flags.read_config(it->second)) cmd.given.emplace(k, v);
+  }
+  const std::vector<FlagInfo>& job = job_flags();
+  for (const auto& [name, value] : cmd.given) {
+    bool is_job =
+        std::any_of(job.begin(), job.end(), [&](const auto& f) { return f.name == name; });
+    if (!is_job) {
+      cmd.training.set(name, value);  // "[TrainingArguments] <name>: ..." on a bad value
+      continue;
+    }
+    try {
+      set_job_arg(cmd.job, name, value);
+    } catch (const Error& e) {
+      fail("[", command, "] ", e.what());
+    }
+  }
+  return cmd;
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,218 @@
+// The data side of a `loom train` / `loom evaluate` job: reads the train and
+// validation files, holds back the validation split, tokenizes (on all cores,
+// encode_batch) and builds the task's examples — run_clm's group_texts blocks,
+// run_mlm's blocks with special tokens, or run_glue's one example per row.
+// Assumes io::read_text_lines / io::read_text_table (src/io/text_files.h) for
+// the file formats and loom::data::table_dataset for labels.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "io/text_files.h"
+#include "job.h"
+#include "loom/error.h"
+
+namespace loom::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_text_file(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  return ext == ".txt" || ext == ".text";
+}
+
+void check_file(const std::string& flag, const std::string& path) {
+  LOOM_CHECK(fs::exists(path), "[data] --", flag, " '", path, "': no such file");
+  LOOM_CHECK(fs::is_regular_file(path), "[data] --", flag, " '", path, "': not a regular file");
+}
+
+// Rows held back for evaluation: round(n * pct / 100), as datasets' "train[:pct%]".
+size_t split_rows(size_t n, int64_t pct) {
+  return static_cast<size_t>(std::llround(static_cast<double>(n) * pct / 100.0));
+}
+
+// Options for tokenizing text that is then concatenated: no truncation, no padding.
+EncodeOptions stream_options(const Tokenizer& tok, bool special_tokens) {
+  EncodeOptions o = tok.default_options();
+  o.add_special_tokens = special_tokens;
+  o.truncation.reset();
+  o.padding.reset();
+  o.return_offsets = false;
+  return o;
+}
+
+std::vector<std::vector<int64_t>> tokenize_texts(const Tokenizer& tok,
+                                                 const std::vector<std::string>& texts,
+                                                 bool special_tokens) {
+  std::vector<Encoding> enc = tok.encode_batch(texts, stream_options(tok, special_tokens));
+  std::vector<std::vector<int64_t>> ids(enc.size());
+  for (size_t i = 0; i < enc.size(); ++i) ids[i].assign(enc[i].ids.begin(), enc[i].ids.end());
+  return ids;
+}
+
+// The texts of a file: its lines (.txt) or its text column (tables).
+std::vector<std::string> read_texts(const std::string& path, const JobArgs& job,
+                                    bool keep_linebreaks) {
+  if (is_text_file(path)) return io::read_text_lines(path, keep_linebreaks);
+  io::TextTable table = io::read_text_table(path);
+  size_t col = table.column(job.text_column);
+  std::vector<std::string> texts;
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    const io::TableCell& c = table.rows[r][col];
+    LOOM_CHECK(c.kind == io::TableCell::Kind::kString, "[data] ", path, ":", table.lines[r],
+               ": column '", job.text_column, "' is ", io::cell_kind_name(c.kind),
+               ", expected a string");
+    texts.push_back(c.text);
+  }
+  return texts;
+}
+
+// Language modelling: concatenated token blocks of `block` tokens.
+std::shared_ptr<data::InMemoryDataset> lm_blocks(const Tokenizer& tok,
+                                                 const std::vector<std::string>& texts,
+                                                 int64_t block, bool mlm, const std::string& what) {
+  std::vector<std::vector<int64_t>> ids = tokenize_texts(tok, texts, mlm);
+  std::vector<data::Example> ex = data::group_texts(ids, block);
+  int64_t tokens = 0;
+  for (const auto& v : ids) tokens += static_cast<int64_t>(v.size());
+  LOOM_CHECK(!ex.empty(), "[data] ", what, " has ", tokens, " tokens, fewer than one block of ",
+             block, " (lower --", mlm ? "max_seq_length" : "block_size", ")");
+  if (mlm)
+    for (auto& e : ex) e.labels.clear();  // the masked-LM collator makes the labels
+  return std::make_shared<data::InMemoryDataset>(std::move(ex));
+}
+
+int64_t lm_block_size(const JobArgs& job, const ModelPlan& plan) {
+  const bool mlm = plan.task == "masked-lm";
+  const std::optional<int64_t>& given = mlm ? job.max_seq_length : job.block_size;
+  int64_t block = given.value_or(std::min<int64_t>(mlm ? 512 : 1024, plan.max_positions));
+  LOOM_CHECK(block <= plan.max_positions, "[data] --", mlm ? "max_seq_length" : "block_size", " ",
+             block, " is longer than the model's ", plan.max_positions, " positions");
+  return block;
+}
+
+// causal-lm / masked-lm: train and eval blocks.
+void load_lm_data(JobData& out, const JobArgs& job, const ModelPlan& plan, const Tokenizer& tok,
+                  bool want_train, bool want_eval) {
+  const bool mlm = plan.task == "masked-lm";
+  const int64_t block = lm_block_size(job, plan);
+  const bool keep_breaks = !mlm && job.keep_linebreaks;
+  const bool split = want_eval && job.validation_file.empty();
+  if (want_train || split) {
+    std::vector<std::string> texts = read_texts(job.train_file, job, keep_breaks);
+    size_t held = split ? split_rows(texts.size(), job.validation_split_percentage) : 0;
+    if (split && held > 0) {
+      std::vector<std::string> head(texts.begin(), texts.begin() + static_cast<int64_t>(held));
+      out.eval = lm_blocks(tok, head, block, mlm,
+                           "the validation split of '" + job.train_file + "' (" +
+                               std::to_string(job.validation_split_percentage) + "%)");
+    }
+    if (want_train) {
+      texts.erase(texts.begin(), texts.begin() + static_cast<int64_t>(held));
+      out.train = lm_blocks(tok, texts, block, mlm, "--train_file '" + job.train_file + "'");
+    }
+  }
+  if (want_eval && !job.validation_file.empty()) {
+    out.eval = lm_blocks(tok, read_texts(job.validation_file, job, keep_breaks), block, mlm,
+                         "--validation_file '" + job.validation_file + "'");
+  }
+}
+
+// text-classification: one example per row, [CLS] text [SEP] truncated to max_seq_length.
+data::InMemoryDataset classification_rows(const Tokenizer& tok, const JobArgs& job,
+                                          const std::string& flag, const std::string& path,
+                                          const std::vector<std::string>& label_names) {
+  LOOM_CHECK(!is_text_file(path), "[data] --", flag, " '", path,
+             "': text-classification needs a .csv, .tsv or .jsonl file with columns '",
+             job.text_column, "' and '", job.label_column, "'");
+  EncodeOptions opts = tok.default_options();
+  opts.padding.reset();
+  opts.truncation = TruncationOptions{.max_length = job.max_seq_length.value_or(128)};
+  auto encode = [&](const std::string& text, const std::string* pair) {
+    Encoding e = pair ? tok.encode_pair(text, *pair, opts) : tok.encode(text, opts);
+    data::Example ex;
+    ex.input_ids.assign(e.ids.begin(), e.ids.end());
+    ex.token_type_ids.assign(e.type_ids.begin(), e.type_ids.end());
+    ex.attention_mask.assign(e.attention_mask.begin(), e.attention_mask.end());
+    return ex;
+  };
+  return data::table_dataset(path, encode,
+                             {.text_column = job.text_column,
+                              .text_pair_column = job.text_pair_column,
+                              .label_column = job.label_column,
+                              .label_names = label_names});
+}
+
+int64_t max_label(const data::InMemoryDataset& ds) {
+  int64_t m = -1;
+  for (const auto& e : ds.examples()) m = std::max(m, e.label.value_or(-1));
+  return m;
+}
+
+void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan& plan,
+                              const Tokenizer& tok, bool want_train, bool want_eval) {
+  const bool split = want_eval && job.validation_file.empty();
+  std::vector<std::string> names = plan.label_names;
+  if (want_train || split) {
+    data::InMemoryDataset all = classification_rows(tok, job, "train_file", job.train_file, names);
+    names = all.label_names();
+    const auto& ex = all.examples();
+    size_t held = split ? split_rows(ex.size(), job.validation_split_percentage) : 0;
+    auto first = ex.begin() + static_cast<int64_t>(held);
+    if (held > 0)
+      out.eval = std::make_shared<data::InMemoryDataset>(std::vector(ex.begin(), first), names);
+    if (want_train)
+      out.train = std::make_shared<data::InMemoryDataset>(std::vector(first, ex.end()), names);
+  }
+  if (want_eval && !job.validation_file.empty()) {
+    out.eval = std::make_shared<data::InMemoryDataset>(
+        classification_rows(tok, job, "validation_file", job.validation_file, names));
+    if (names.empty()) names = out.eval->label_names();
+  }
+  out.label_names = names;
+  int64_t top = -1;
+  if (out.train) top = std::max(top, max_label(*out.train));
+  if (out.eval) top = std::max(top, max_label(*out.eval));
+  out.num_labels = std::max<int64_t>(static_cast<int64_t>(names.size()), top + 1);
+  LOOM_CHECK(out.num_labels >= 1, "[data] no labels found in column '", job.label_column, "'");
+}
+
+// Keeps the first `n` examples (datasets' select(range(n))).
+void truncate(std::shared_ptr<data::InMemoryDataset>& ds, const std::optional<int64_t>& n) {
+  if (!ds || !n || *n >= ds->size()) return;
+  const auto& ex = ds->examples();
+  ds = std::make_shared<data::InMemoryDataset>(std::vector(ex.begin(), ex.begin() + *n),
+                                               ds->label_names());
+}
+
+}  // namespace
+
+JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer& tokenizer,
+                      bool want_train, bool want_eval) {
+  const bool split = want_eval && job.validation_file.empty();
+  if (want_train || split) {
+    LOOM_CHECK(!job.train_file.empty(), "[data] --train_file is required",
+               want_train ? "" : " (or give --validation_file)");
+    check_file("train_file", job.train_file);
+  }
+  if (!job.validation_file.empty()) check_file("validation_file", job.validation_file);
+  LOOM_CHECK(!split || job.validation_split_percentage > 0,
+             "[data] evaluation needs --validation_file or --validation_split_percentage > 0");
+  JobData out;
+  if (plan.task == "text-classification") {
+    load_classification_data(out, job, plan, tokenizer, want_train, want_eval);
+  } else {
+    load_lm_data(out, job, plan, tokenizer, want_train, want_eval);
+  }
+  LOOM_CHECK(!want_train || out.train->size() > 0, "[data] --train_file '", job.train_file,
+             "' has no training example left after the validation split");
+  LOOM_CHECK(!want_eval || (out.eval && out.eval->size() > 0),
+             "[data] no evaluation example (the validation split of ",
+             job.validation_split_percentage, "% of '", job.train_file, "' is empty)");
+  truncate(out.train, job.max_train_samples);
+  truncate(out.eval, job.max_eval_samples);
+  return out;
+}
+
+}  // namespace loom::cli

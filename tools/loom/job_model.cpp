@@ -1,0 +1,212 @@
+// The model side of a `loom train` / `loom evaluate` job: the config (from
+// model_name_or_path or model_type + config_overrides), the task, and the
+// model object, as run_clm / run_mlm / run_glue build them (AutoConfig,
+// config.update_from_string, from_pretrained or from_config).
+// Assumes the configs' JSON round trip keeps every field (loom/config.h).
+#include <charconv>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "flags.h"
+#include "job.h"
+#include "loom/error.h"
+#include "loom/models.h"
+#include "loom/nn.h"
+
+namespace loom::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// `text` as a JSON value of the same kind as `old` (the field's current value).
+nlohmann::json typed_value(const nlohmann::json& old, const std::string& key,
+                           const std::string& text) {
+  auto bad = [&](const char* type) {
+    fail("[config_overrides] ", key, ": expected ", type, ", got '", text, "'");
+  };
+  if (old.is_boolean()) {
+    if (text == "true" || text == "True") return true;
+    if (text == "false" || text == "False") return false;
+    bad("true or false");
+  }
+  if (old.is_number_integer() || old.is_number_unsigned()) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) bad("an integer");
+    return v;
+  }
+  if (old.is_number_float()) {
+    try {
+      size_t used = 0;
+      double v = std::stod(text, &used);
+      if (used == text.size()) return v;
+    } catch (const std::exception&) {
+    }
+    bad("a number");
+  }
+  if (old.is_string()) return text;
+  if (old.is_null()) {
+    if (text == "null" || text == "None") return nullptr;
+    nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return parsed.is_number() ? parsed : nlohmann::json(text);
+  }
+  fail("[config_overrides] ", key, ": cannot override a field of JSON type ", old.type_name());
+}
+
+std::string default_task(const std::string& model_type, const std::vector<std::string>& archs) {
+  if (model_type == "gpt2") return "causal-lm";
+  for (const std::string& a : archs)
+    if (a.find("ForSequenceClassification") != std::string::npos) return "text-classification";
+  return "masked-lm";
+}
+
+// Class names of a fine-tuned classifier (not transformers' LABEL_i placeholders).
+std::vector<std::string> trained_label_names(const PretrainedConfig& cfg) {
+  bool classifier = false;
+  for (const std::string& a : cfg.architectures)
+    classifier = classifier || a.find("ForSequenceClassification") != std::string::npos;
+  std::vector<std::string> names;
+  bool placeholders = true;
+  for (const auto& [id, name] : cfg.id2label) {
+    names.push_back(name);
+    placeholders = placeholders && name == "LABEL_" + std::to_string(id);
+  }
+  return classifier && !placeholders ? names : std::vector<std::string>{};
+}
+
+void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
+  const std::string& dir = job.model_name_or_path;
+  LOOM_CHECK(job.config_overrides.empty(),
+             "[model] --config_overrides applies to --model_type (from scratch), not to "
+             "--model_name_or_path");
+  LOOM_CHECK(fs::is_directory(dir), "[model] --model_name_or_path '", dir, "': no such directory");
+  const std::string cfg_path = (fs::path(dir) / "config.json").string();
+  LOOM_CHECK(fs::exists(cfg_path), "[model] ", cfg_path, ": no such file");
+  plan.model_type = read_model_type(cfg_path);
+  plan.pretrained_dir = dir;
+  if (plan.model_type == "gpt2") {
+    plan.config = GPT2Config::from_json_file(cfg_path);
+  } else if (plan.model_type == "bert") {
+    plan.config = BertConfig::from_json_file(cfg_path);
+  } else {
+    fail("[model] ", cfg_path, ": model_type '", plan.model_type,
+         "' is not supported (gpt2, bert)");
+  }
+}
+
+void plan_from_scratch(ModelPlan& plan, const JobArgs& job, const Tokenizer& tokenizer) {
+  plan.model_type = job.model_type;
+  const std::string where = "--config_overrides";
+  if (plan.model_type == "gpt2") {
+    GPT2Config c;
+    c.vocab_size = tokenizer.vocab_size();
+    plan.config = GPT2Config::from_json_string(
+        apply_config_overrides(c.to_json_string(), job.config_overrides), where);
+  } else {
+    BertConfig c;
+    c.vocab_size = tokenizer.vocab_size();
+    if (auto pad = tokenizer.pad_token_id()) c.pad_token_id = *pad;
+    plan.config = BertConfig::from_json_string(
+        apply_config_overrides(c.to_json_string(), job.config_overrides), where);
+  }
+}
+
+}  // namespace
+
+std::string apply_config_overrides(const std::string& config_json, const std::string& overrides) {
+  nlohmann::json j = nlohmann::json::parse(config_json);
+  std::stringstream items(overrides);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    item = trim(item);
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    LOOM_CHECK(eq != std::string::npos, "[config_overrides] expected key=value, got '", item, "'");
+    std::string key = trim(item.substr(0, eq));
+    std::string value = trim(item.substr(eq + 1));
+    if (!j.contains(key)) {
+      std::string best;
+      size_t best_d = SIZE_MAX;
+      for (const auto& [k, v] : j.items())
+        if (size_t d = edit_distance(key, k); d < best_d) best_d = d, best = k;
+      if (best_d <= std::max<size_t>(2, key.size() / 3))
+        fail("[config_overrides] unknown key '", key, "' (did you mean '", best, "'?)");
+      fail("[config_overrides] unknown key '", key, "'");
+    }
+    j[key] = typed_value(j[key], key, value);
+  }
+  return j.dump();
+}
+
+ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer) {
+  LOOM_CHECK(!(job.model_name_or_path.empty() && job.model_type.empty()),
+             "[model] give --model_name_or_path DIR (pretrained) or --model_type gpt2|bert (from "
+             "scratch)");
+  LOOM_CHECK(job.model_name_or_path.empty() || job.model_type.empty(),
+             "[model] give either --model_name_or_path or --model_type, not both");
+  ModelPlan plan;
+  if (!job.model_name_or_path.empty()) {
+    plan_pretrained(plan, job);
+  } else {
+    plan_from_scratch(plan, job, tokenizer);
+  }
+  const PretrainedConfig& common =
+      std::visit([](const auto& c) -> const PretrainedConfig& { return c; }, plan.config);
+  int64_t vocab = 0;
+  if (auto* g = std::get_if<GPT2Config>(&plan.config)) {
+    g->validate();
+    plan.max_positions = g->n_positions;
+    vocab = g->vocab_size;
+  } else {
+    auto& b = std::get<BertConfig>(plan.config);
+    b.validate();
+    plan.max_positions = b.max_position_embeddings;
+    vocab = b.vocab_size;
+  }
+  plan.task = job.task.empty() ? default_task(plan.model_type, common.architectures) : job.task;
+  const bool gpt2 = plan.model_type == "gpt2";
+  LOOM_CHECK(gpt2 == (plan.task == "causal-lm"), "[model] --task ", plan.task, " needs a ",
+             gpt2 ? "bert" : "gpt2", " model, got model_type '", plan.model_type, "'");
+  LOOM_CHECK(tokenizer.vocab_size() <= vocab, "[model] the tokenizer has ", tokenizer.vocab_size(),
+             " tokens but the model's vocab_size is ", vocab);
+  plan.label_names = trained_label_names(common);
+  return plan;
+}
+
+std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobData& data,
+                                             uint64_t seed) {
+  manual_seed(seed);  // run_clm calls set_seed before building the model
+  auto make = [&](auto tag, const auto& config) -> std::shared_ptr<PretrainedModel> {
+    using M = typename decltype(tag)::type;
+    if (plan.pretrained_dir.empty()) return std::make_shared<M>(config);
+    std::shared_ptr<M> m;
+    {
+      nn::NoInitGuard no_init;
+      m = std::make_shared<M>(config);
+    }
+    detail::load_pretrained_weights(*m, plan.pretrained_dir, Device("cpu"), {});
+    return m;
+  };
+  if (plan.task == "causal-lm")
+    return make(std::type_identity<GPT2LMHeadModel>{}, std::get<GPT2Config>(plan.config));
+  BertConfig cfg = std::get<BertConfig>(plan.config);
+  if (plan.task == "masked-lm") return make(std::type_identity<BertForMaskedLM>{}, cfg);
+  if (!data.label_names.empty()) {
+    cfg.id2label.clear();
+    for (size_t i = 0; i < data.label_names.size(); ++i)
+      cfg.id2label[static_cast<int64_t>(i)] = data.label_names[i];
+  } else if (cfg.num_labels() != data.num_labels) {
+    cfg.set_num_labels(data.num_labels);
+  }
+  return make(std::type_identity<BertForSequenceClassification>{}, cfg);
+}
+
+}  // namespace loom::cli

@@ -1,0 +1,117 @@
+// `loom train`: transformers' run_clm.py / run_mlm.py / run_glue.py as one
+// command. Parses the data/model flags and every TrainingArguments field (or
+// a --config JSON file), builds the tokenizer, model and datasets
+// (job.h), trains with loom::Trainer, saves the model, and writes
+// transformers' results files (train_results.json, eval_results.json,
+// all_results.json, trainer_state.json) plus lazy_metrics.json to output_dir.
+// Assumes main() turns a loom::Error into one "loom: error: ..." line.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "flags.h"
+#include "job.h"
+#include "job_args.h"
+#include "loom/error.h"
+#include "loom/metrics.h"
+
+namespace loom::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+int64_t parameter_count(const PretrainedModel& model) {
+  int64_t n = 0;
+  for (const Tensor& p : model.parameters()) n += p.numel();
+  return n;
+}
+
+void print_plan(const PreparedJob& job, const TrainingArguments& args) {
+  const auto& d = job.data;
+  std::fprintf(stderr,
+               "loom train: %s, %s (%s), %.2fM parameters, %lld train / %lld eval examples, "
+               "device %s, output_dir %s\n",
+               job.plan.task.c_str(), job.model->architecture().c_str(),
+               job.plan.pretrained_dir.empty() ? "from scratch" : job.plan.pretrained_dir.c_str(),
+               static_cast<double>(parameter_count(*job.model)) / 1e6,
+               static_cast<long long>(d.train ? d.train->size() : 0),
+               static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.c_str(),
+               args.output_dir.c_str());
+}
+
+// The evaluation logged at the last step (eval_strategy "steps"/"epoch"
+// evaluate there), so the final do_eval need not run it again; empty when
+// there is none or the model changed since (load_best_model_at_end).
+Logs last_step_evaluation(const Trainer& trainer) {
+  if (trainer.args().load_best_model_at_end) return {};
+  const TrainerState& s = trainer.state();
+  for (auto it = s.log_history.rbegin(); it != s.log_history.rend(); ++it) {
+    auto step = it->find("step");
+    if (step == it->end() || static_cast<int64_t>(step->second) != s.global_step) break;
+    if (!it->count("eval_loss")) continue;
+    Logs m = *it;
+    m.erase("step");
+    return m;
+  }
+  return {};
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  LOOM_CHECK(out.good(), "[loom train] ", path, ": cannot write file");
+}
+
+void run_train(const FlagSet& flags, const CLI::App& app) {
+  JobCommand cmd = parse_job_command(flags, app, "loom train");
+  TrainingArguments args = cmd.training;
+  args.do_train = true;
+  args.validate();  // fail on bad arguments before loading any data
+  PreparedJob job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
+  print_plan(job, args);
+  Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
+
+  TrainOutput out = trainer.train();
+  trainer.save_model();
+  Logs train_metrics = out.metrics;
+  train_metrics["train_samples"] = static_cast<double>(job.data.train->size());
+  print_metrics("train", train_metrics);
+  const fs::path dir = args.output_dir;
+  write_metrics_json((dir / "train_results.json").string(), train_metrics);
+  trainer.save_state();
+
+  Logs all = train_metrics;
+  if (args.do_eval && job.data.eval) {
+    Logs eval = last_step_evaluation(trainer);
+    if (eval.empty()) eval = trainer.evaluate();
+    eval["eval_samples"] = static_cast<double>(job.data.eval->size());
+    print_metrics("eval", eval);
+    write_metrics_json((dir / "eval_results.json").string(), eval);
+    all.insert(eval.begin(), eval.end());
+  }
+  write_metrics_json((dir / "all_results.json").string(), all);
+  write_text((dir / "lazy_metrics.json").string(), metrics::report_json());
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "train",
+      "Train or fine-tune a GPT-2 / BERT model (transformers' run_clm, run_mlm, run_glue)");
+  auto flags = std::make_shared<FlagSet>(make_job_flag_set());
+  flags->add_to(*cmd);
+  cmd->footer(
+      "Example:\n  loom train --model_type gpt2 --config_overrides n_layer=2,n_embd=64,n_head=2 "
+      "\\\n"
+      "    --tokenizer_name assets/tokenizers/gpt2 --train_file corpus.txt --block_size 64 \\\n"
+      "    --output_dir out --max_steps 100 --device lazy\nSee docs/cli.md.");
+  cmd->callback([flags, cmd] { run_train(*flags, *cmd); });
+}
+
+}  // namespace loom::cli
