@@ -32,15 +32,16 @@ int64_t parameter_count(const PretrainedModel& model) {
 
 void print_plan(const PreparedJob& job, const TrainingArguments& args) {
   const auto& d = job.data;
-  std::fprintf(stderr,
-               "loom train: %s, %s (%s), %.2fM parameters, %lld train / %lld eval examples, "
-               "device %s, output_dir %s\n",
-               job.plan.task.c_str(), job.model->architecture().c_str(),
-               job.plan.pretrained_dir.empty() ? "from scratch" : job.plan.pretrained_dir.c_str(),
-               static_cast<double>(parameter_count(*job.model)) / 1e6,
-               static_cast<long long>(d.train ? d.train->size() : 0),
-               static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.c_str(),
-               args.output_dir.c_str());
+  std::printf(
+      "loom train: %s, %s (%s), %.2fM parameters, %lld train / %lld eval examples, "
+      "device %s, output_dir %s\n",
+      job.plan.task.c_str(), job.model->architecture().c_str(),
+      job.plan.pretrained_dir.empty() ? "from scratch" : job.plan.pretrained_dir.c_str(),
+      static_cast<double>(parameter_count(*job.model)) / 1e6,
+      static_cast<long long>(d.train ? d.train->size() : 0),
+      static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.c_str(),
+      args.output_dir.c_str());
+  std::fflush(stdout);
 }
 
 // The evaluation logged at the last step (eval_strategy "steps"/"epoch"
