@@ -12,6 +12,7 @@
 
 #include <memory>
 
+#include "loom/kv_cache.h"
 #include "loom/models.h"
 
 namespace loom {
@@ -35,6 +36,23 @@ class GPT2Model : public PretrainedModel {
   /// position_ids [B,T] or [1,T]. Throws loom::Error "[GPT2Model] ..." for
   /// a missing input_ids, a wrong rank/shape, or T > n_positions.
   ModelOutput forward(const ModelInputs& inputs) override;
+
+  /// Forward over S new tokens with a static key/value cache (transformers'
+  /// forward with past_key_values = StaticCache and cache_position):
+  /// input_ids [B,S] (B = cache.batch_size()); cache_position [S] i64 on the
+  /// model's device, the absolute positions of the tokens (for wpe and as
+  /// the cache rows written). Each token attends to every cache row <= its
+  /// position, so the result equals forward() on the whole sequence so far.
+  /// No padding mask: all B rows have the same length. Returns
+  /// last_hidden_state [B,S,n_embd]. Throws loom::Error "[GPT2Model] ..." for
+  /// bad input_ids, a cache_position that is not [S], or a cache whose layer
+  /// count, batch or length (> n_positions) does not fit.
+  ModelOutput forward_with_cache(const Tensor& input_ids, const Tensor& cache_position,
+                                 StaticCache& cache);
+  /// A zeroed StaticCache for this model on its device and dtype:
+  /// [batch_size, n_head, max_cache_len, n_embd / n_head] per layer. Throws
+  /// loom::Error unless 1 <= max_cache_len <= n_positions.
+  StaticCache new_static_cache(int64_t batch_size, int64_t max_cache_len) const;
 
   std::string architecture() const override { return "GPT2Model"; }
   std::string base_model_prefix() const override { return "transformer"; }
@@ -74,6 +92,16 @@ class GPT2LMHeadModel : public PretrainedModel {
   /// Inputs as GPT2Model::forward plus labels [B,T]; returns logits
   /// [B,T,vocab_size], last_hidden_state, and loss when labels are given.
   ModelOutput forward(const ModelInputs& inputs) override;
+
+  /// GPT2Model::forward_with_cache plus the LM head on the last
+  /// `logits_to_keep` positions (0 = all, as transformers' logits_to_keep):
+  /// logits [B, min(S, logits_to_keep) or S, vocab_size]. Throws loom::Error
+  /// as GPT2Model::forward_with_cache, or for logits_to_keep < 0.
+  ModelOutput forward_with_cache(const Tensor& input_ids, const Tensor& cache_position,
+                                 StaticCache& cache, int64_t logits_to_keep = 0);
+  StaticCache new_static_cache(int64_t batch_size, int64_t max_cache_len) const {
+    return transformer_->new_static_cache(batch_size, max_cache_len);
+  }
 
   std::string architecture() const override { return "GPT2LMHeadModel"; }
   std::string base_model_prefix() const override { return "transformer"; }

@@ -40,6 +40,19 @@ class GPT2Attention : public nn::Module {
     return resid_dropout_->forward(c_proj_->forward(a));
   }
 
+  // x [B,S,C] at rows cache_position [S]: writes this layer's keys/values
+  // into `cache` and attends over all its rows with `mask` [1,1,S,L].
+  Tensor forward_with_cache(const Tensor& x, const Tensor& cache_position, const Tensor& mask,
+                            StaticCache& cache, int64_t layer) const {
+    int64_t b = x.size(0), s = x.size(1), d = embd_ / heads_;
+    std::vector<Tensor> qkv = split(c_attn_->forward(x), embd_, -1);
+    auto heads = [&](const Tensor& t) { return transpose(reshape(t, {b, s, heads_, d}), 1, 2); };
+    auto [k, v] = cache.update(layer, heads(qkv[1]), heads(qkv[2]), cache_position);
+    Tensor a = scaled_dot_product_attention(heads(qkv[0]), k, v, mask, false, scale_);
+    a = reshape(transpose(a, 1, 2), {b, s, embd_});  // [B,H,S,D] -> [B,S,C]
+    return resid_dropout_->forward(c_proj_->forward(a));
+  }
+
  private:
   int64_t heads_, embd_ = 0;
   double pdrop_, scale_ = 1.0;
@@ -80,6 +93,11 @@ class GPT2Block : public nn::Module {
   std::string type_name() const override { return "GPT2Block"; }
   Tensor forward(const Tensor& x, const Tensor& key_mask) const {
     Tensor h = attn_->forward(ln_1_->forward(x), key_mask) + x;
+    return h + mlp_->forward(ln_2_->forward(h));
+  }
+  Tensor forward_with_cache(const Tensor& x, const Tensor& cache_position, const Tensor& mask,
+                            StaticCache& cache, int64_t layer) const {
+    Tensor h = attn_->forward_with_cache(ln_1_->forward(x), cache_position, mask, cache, layer) + x;
     return h + mlp_->forward(ln_2_->forward(h));
   }
 
@@ -128,6 +146,39 @@ ModelOutput GPT2Model::forward(const ModelInputs& in) {
   return out;
 }
 
+ModelOutput GPT2Model::forward_with_cache(const Tensor& input_ids, const Tensor& cache_position,
+                                          StaticCache& cache) {
+  const char* name = "GPT2Model";
+  models::check_input_ids(input_ids, name);
+  int64_t b = input_ids.size(0), s = input_ids.size(1);
+  LOOM_CHECK(cache.num_layers() == config_.n_layer && cache.batch_size() == b &&
+                 cache.max_cache_len() <= config_.n_positions,
+             "[GPT2Model] forward_with_cache: cache of ", cache.num_layers(), " layers, batch ",
+             cache.batch_size(), ", max_cache_len ", cache.max_cache_len(), " does not fit ",
+             config_.n_layer, " layers, batch ", b, ", n_positions ", config_.n_positions);
+  LOOM_CHECK(cache_position.defined() && cache_position.dim() == 1 && cache_position.size(0) == s,
+             "[GPT2Model] forward_with_cache: cache_position must be [", s, "], got ",
+             cache_position.defined() ? to_string(cache_position.shape()) : "undefined");
+  Tensor pos = reshape(cache_position, {1, s});
+  Tensor h = drop_->forward(wte_->forward(input_ids) + wpe_->forward(pos));  // [B,S,C]
+  Tensor mask = cache.attention_mask(cache_position);                        // [1,1,S,L]
+  for (size_t i = 0; i < h_->size(); ++i)
+    h = h_->at<GPT2Block>(i).forward_with_cache(h, cache_position, mask, cache,
+                                                static_cast<int64_t>(i));
+  ModelOutput out;
+  out.last_hidden_state = ln_f_->forward(h);
+  return out;
+}
+
+StaticCache GPT2Model::new_static_cache(int64_t batch_size, int64_t max_cache_len) const {
+  LOOM_CHECK(max_cache_len >= 1 && max_cache_len <= config_.n_positions,
+             "[GPT2Model] max_cache_len ", max_cache_len, " must be in [1, n_positions ",
+             config_.n_positions, "]");
+  return StaticCache(config_.n_layer, batch_size, config_.n_head, max_cache_len,
+                     config_.n_embd / config_.n_head, wte_->weight().dtype(),
+                     wte_->weight().device());
+}
+
 std::string GPT2Model::config_json() const {
   GPT2Config c = config_;
   c.architectures = {architecture()};
@@ -168,6 +219,19 @@ ModelOutput GPT2LMHeadModel::forward(const ModelInputs& in) {
   ModelOutput out = transformer_->forward(in);
   out.logits = lm_head_->forward(out.last_hidden_state);  // [B,T,V]
   if (in.labels.defined()) out.loss = causal_lm_loss(out.logits, in.labels);
+  return out;
+}
+
+ModelOutput GPT2LMHeadModel::forward_with_cache(const Tensor& input_ids,
+                                                const Tensor& cache_position, StaticCache& cache,
+                                                int64_t logits_to_keep) {
+  ModelOutput out = transformer_->forward_with_cache(input_ids, cache_position, cache);
+  Tensor h = out.last_hidden_state;  // [B,S,C]
+  int64_t s = h.size(1);
+  LOOM_CHECK(logits_to_keep >= 0, "[GPT2LMHeadModel] logits_to_keep must be >= 0, got ",
+             logits_to_keep);
+  if (logits_to_keep > 0 && logits_to_keep < s) h = slice(h, 1, s - logits_to_keep, s);
+  out.logits = lm_head_->forward(h);  // [B,S',V]
   return out;
 }
 
