@@ -1,0 +1,89 @@
+// Level-2 (DESIGN.md "Tests"): every case of the op table, in every dtype of
+// its sweep, runs on the eager `cpu` device and traced on the `lazy` device
+// (one graph per case, compiled and run by mark_step); the two must agree.
+// Both devices run the same cpu kernels, so most results are bitwise equal;
+// a one-op graph may still differ in the last bits where the lazy compiler
+// fuses the ops a public function expands to (softmax, gelu, layer_norm...),
+// so values are compared with the forward test's f32 tolerance and counted:
+// at least three quarters of the cases must match bit for bit.
+//
+//   ./loom_tests --gtest_filter='Op/LazyForward*'
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "loom/error.h"
+#include "loom/lazy.h"
+#include "loom/metrics.h"
+#include "ops/compare.h"
+#include "ops/op_cases.h"
+
+namespace loom::optest {
+namespace {
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape() || a.dtype() != b.dtype()) return false;
+  std::vector<double> x = a.to_vector<double>(), y = b.to_vector<double>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    bool both_nan = std::isnan(x[i]) && std::isnan(y[i]);
+    if (!both_nan && std::memcmp(&x[i], &y[i], sizeof(double)) != 0) return false;
+  }
+  return true;
+}
+
+class LazyForward : public ::testing::TestWithParam<ops::OpKind> {};
+
+TEST_P(LazyForward, LazyMatchesEager) {
+  std::vector<const OpCase*> cases = cases_for(GetParam());
+  ASSERT_FALSE(cases.empty()) << "no test case for " << ops::op_name(GetParam());
+  int runs = 0, bitwise = 0;
+  for (const OpCase* c : cases) {
+    for (DType dtype : c->dtypes) {
+      SCOPED_TRACE(case_label(*c) + " in " + dtype_name(dtype));
+      CaseEnv cpu_env(Device("cpu"), dtype, case_seed(*c));
+      CaseEnv lazy_env(Device("lazy"), dtype, case_seed(*c));
+      Tensor expected, actual;
+      try {
+        manual_seed(7);
+        expected = c->run(c->make(cpu_env), cpu_env);
+      } catch (const loom::Error&) {
+        continue;  // a misuse case: the misuse test checks the message
+      }
+      try {
+        manual_seed(7);
+        actual = c->run(c->make(lazy_env), lazy_env);
+        EXPECT_EQ(actual.device(), Device("lazy"));
+        lazy::mark_step();
+        actual = actual.to(Device("cpu"));
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "lazy threw where eager did not: " << e.what();
+        continue;
+      }
+      ++runs;
+      if (bitwise_equal(actual, expected)) {
+        ++bitwise;
+        continue;
+      }
+      double tol = dtype == DType::f32 ? 1e-6 : dtype == DType::bf16 ? 1e-2 : 2e-3;
+      if (!is_floating(dtype)) tol = 0;
+      EXPECT_TRUE(testing::all_close(actual, expected, tol, tol * c->reduce_len));
+    }
+  }
+  EXPECT_GE(4 * bitwise, 3 * runs)
+      << bitwise << " of " << runs << " cases bitwise equal between eager and lazy";
+}
+
+std::vector<ops::OpKind> every_op() {
+  std::vector<ops::OpKind> out;
+  for (int i = 0; i < ops::kNumOps; ++i) out.push_back(static_cast<ops::OpKind>(i));
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Op, LazyForward, ::testing::ValuesIn(every_op()),
+                         [](const ::testing::TestParamInfo<ops::OpKind>& info) {
+                           return std::string(ops::op_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace loom::optest
