@@ -22,6 +22,17 @@ using AddCommand = void (*)(CLI::App& app);
 /// C++ standard, sanitizers, assertions, OpenMP threads, devices).
 void add_info_command(CLI::App& app);
 
+/// `loom generate`: continues --prompt with a GPT-2 model (greedy, or
+/// sampled with temperature / top-k / top-p), static KV cache (generate.cpp).
+void add_generate_command(CLI::App& app);
+
+/// `loom inspect PATH`: tensor names, dtypes, shapes and parameter count of a
+/// .safetensors file, model directory or checkpoint (+ its training state).
+void add_inspect_command(CLI::App& app);
+
+/// `loom tokenize`: one JSON array of ids per JSON-string line of a file.
+void add_tokenize_command(CLI::App& app);
+
 /// `loom train`: trains or fine-tunes a model (train.cpp; flags in job_args.h
 /// and TrainingArguments, docs/cli.md).
 void add_train_command(CLI::App& app);

@@ -1,0 +1,119 @@
+// `loom inspect PATH`: what a weights file or a saved model holds, without
+// loading it into a model. PATH is a .safetensors file, a save_pretrained
+// directory (model.safetensors, or shards listed by
+// model.safetensors.index.json) or a Trainer checkpoint directory (the same,
+// plus trainer_state.json). Prints each tensor's name, dtype and shape, the
+// tensor count and the total parameter count (elements over all tensors:
+// tied weights are stored once); for a checkpoint also global_step, epoch,
+// best_metric, best_model_checkpoint and the last log_history entry.
+// Assumes files are read-only here: they are memory-mapped, never written.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "io/pretrained_files.h"
+#include "loom/error.h"
+#include "loom/safetensors.h"
+#include "unknown_flags.h"
+
+namespace loom::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Row {
+  std::string name, dtype, shape;
+  int64_t numel = 0;
+};
+
+Row row_of(const safetensors::TensorInfo& info) {
+  return {info.name, safetensors::dtype_code(info.dtype), to_string(info.shape), numel(info.shape)};
+}
+
+void print_rows(const std::vector<Row>& rows) {
+  size_t width = 4;
+  for (const Row& r : rows) width = std::max(width, r.name.size());
+  std::cout << std::left;
+  std::cout.width(static_cast<std::streamsize>(width + 2));
+  std::cout << "name"
+            << "dtype  shape\n";
+  int64_t total = 0;
+  for (const Row& r : rows) {
+    std::cout.width(static_cast<std::streamsize>(width + 2));
+    std::cout << r.name;
+    std::cout.width(7);
+    std::cout << r.dtype << r.shape << "\n";
+    total += r.numel;
+  }
+  std::cout << "tensors: " << rows.size() << "\n"
+            << "parameters: " << total << "\n";
+}
+
+// "key: value" lines of a Trainer checkpoint's trainer_state.json.
+void print_trainer_state(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("[inspect] cannot open ", path);
+  nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
+  if (state.is_discarded() || !state.is_object()) fail("[inspect] ", path, ": not a JSON object");
+  std::cout << "trainer_state.json:\n";
+  for (const char* key : {"global_step", "epoch", "best_metric", "best_model_checkpoint"})
+    std::cout << "  " << key << ": " << (state.contains(key) ? state[key].dump() : "null") << "\n";
+  const nlohmann::json* history = state.contains("log_history") ? &state["log_history"] : nullptr;
+  if (history && history->is_array() && !history->empty())
+    std::cout << "  log_history[-1]: " << history->back().dump() << "\n";
+  else
+    std::cout << "  log_history[-1]: none\n";
+}
+
+void inspect_directory(const std::string& dir) {
+  io::PretrainedWeights weights = io::PretrainedWeights::open(dir);
+  std::cout << dir << ": ";
+  if (weights.files().size() == 1)
+    std::cout << fs::path(weights.files()[0].path()).filename().string() << "\n";
+  else
+    std::cout << weights.files().size() << " shards (" << io::kWeightsIndexFile << ")\n";
+  std::vector<Row> rows;
+  for (const auto& e : weights.entries()) rows.push_back(row_of(*e.info));
+  print_rows(rows);
+  std::string state = (fs::path(dir) / "trainer_state.json").string();
+  if (fs::exists(state)) print_trainer_state(state);
+}
+
+void run_inspect(const std::string& path) {
+  if (path.empty()) fail("[loom inspect] PATH is required: a .safetensors file or a directory");
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) fail("[inspect] ", path, ": no such file or directory");
+  if (fs::is_directory(st)) return inspect_directory(path);
+  safetensors::File file = safetensors::File::open(path);
+  std::cout << path << ":\n";
+  std::vector<Row> rows;
+  for (const auto& info : file.tensors()) rows.push_back(row_of(info));
+  print_rows(rows);
+  for (const auto& [key, value] : file.metadata())
+    std::cout << "metadata " << key << ": " << value << "\n";
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app) {
+  auto path = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "List the tensors of a .safetensors file, model directory or checkpoint");
+  cmd->add_option("path", *path, "A .safetensors file, a model directory or a checkpoint");
+  cmd->allow_extras();
+  cmd->callback([path, cmd] {
+    check_unknown_flags(*cmd, "inspect");
+    run_inspect(*path);
+  });
+}
+
+}  // namespace loom::cli
