@@ -63,13 +63,13 @@ int run(const std::string& model_dir, const std::string& data_dir, const std::st
   args.output_dir = output_dir;
   args.overwrite_output_dir = true;
   args.device = "lazy";  // trace + compile once, then replay the compiled step
-  args.per_device_train_batch_size = 32;
+  args.per_device_train_batch_size = 16;
   args.per_device_eval_batch_size = 50;  // 800 / 50: every eval batch has one shape
   args.learning_rate = 1e-4;
-  args.num_train_epochs = 1;
+  args.num_train_epochs = 2;  // 400 optimizer steps
   args.warmup_ratio = 0.1;
   args.weight_decay = 0.01;
-  args.logging_steps = 10;
+  args.logging_steps = 25;
   args.save_strategy = "no";
   args.seed = 42;
 
