@@ -3,6 +3,8 @@
 // (c_attn -> split q,k,v -> causal attention with the key-padding mask ->
 // c_proj -> resid dropout), GPT2MLP (c_fc -> act -> c_proj -> dropout),
 // GPT2Block (pre-LN residuals), GPT2Model, GPT2LMHeadModel (ForCausalLMLoss).
+// forward_with_cache is the same arithmetic over S new tokens whose keys and
+// values go into a StaticCache (loom/kv_cache.h) at rows cache_position.
 #include "loom/gpt2.h"
 
 #include <cmath>
