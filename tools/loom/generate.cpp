@@ -54,12 +54,22 @@ Tensor prompt_ids(const Tokenizer& tok, const std::string& text,
   return tensor_i64(ids, {1, static_cast<int64_t>(ids.size())});
 }
 
+// The stderr summary: tokens, time, tokens/s after the prompt pass and, on
+// the lazy device, the graphs compiled by this generation.
+void print_summary(const GenerateOutput& out, int64_t prompt_tokens, const Device& device,
+                   int64_t compiles) {
+  double total = out.prefill_seconds + out.decode_seconds;
+  std::cerr << "loom: " << out.new_tokens << " new tokens after " << prompt_tokens
+            << " prompt tokens in " << total << " s on " << device.str() << " (prompt pass "
+            << out.prefill_seconds << " s; "
+            << (out.new_tokens > 1 ? (out.new_tokens - 1) / out.decode_seconds : 0.0)
+            << " tokens/s after it)";
+  if (device.is_lazy()) std::cerr << "; graphs compiled: " << compiles;
+  std::cerr << "\n";
+}
+
 void run_generate(const GenerateArgs& a) {
   if (a.model_name_or_path.empty()) fail("[loom generate] --model_name_or_path is required");
-  Device device(a.device);
-  auto model = load_causal_lm(a.model_name_or_path, device);
-  Tokenizer tok = Tokenizer::from_pretrained(a.tokenizer_name.empty() ? a.model_name_or_path
-                                                                      : a.tokenizer_name);
   GenerationConfig gc;
   gc.max_new_tokens = a.max_new_tokens;
   gc.do_sample = a.do_sample;
@@ -67,9 +77,13 @@ void run_generate(const GenerateArgs& a) {
   gc.top_k = a.top_k;
   gc.top_p = a.top_p;
   gc.use_cache = a.use_cache;
+  gc.validate();  // before loading anything
+  Device device(a.device);
+  auto model = load_causal_lm(a.model_name_or_path, device);
+  Tokenizer tok = Tokenizer::from_pretrained(a.tokenizer_name.empty() ? a.model_name_or_path
+                                                                      : a.tokenizer_name);
   gc.eos_token_id = model->config().eos_token_id;
   gc.pad_token_id = model->config().pad_token_id;
-  gc.validate();
   manual_seed(static_cast<uint64_t>(a.seed));
   Tensor ids = prompt_ids(tok, a.prompt, model->config().bos_token_id);
   int64_t compiles_before = metrics::counter("UncachedCompile");
@@ -77,15 +91,7 @@ void run_generate(const GenerateArgs& a) {
   std::vector<int32_t> all;
   for (int64_t id : out.sequences.to_vector<int64_t>()) all.push_back(static_cast<int32_t>(id));
   std::cout << tok.decode(all) << std::endl;
-  double total = out.prefill_seconds + out.decode_seconds;
-  std::cerr << "loom: " << out.new_tokens << " new tokens after " << ids.size(1)
-            << " prompt tokens in " << total << " s on " << device.str() << " (prompt pass "
-            << out.prefill_seconds << " s; "
-            << (out.new_tokens > 1 ? (out.new_tokens - 1) / out.decode_seconds : 0.0)
-            << " tokens/s after it)";
-  if (device.is_lazy())
-    std::cerr << "; graphs compiled: " << metrics::counter("UncachedCompile") - compiles_before;
-  std::cerr << "\n";
+  print_summary(out, ids.size(1), device, metrics::counter("UncachedCompile") - compiles_before);
 }
 
 }  // namespace
