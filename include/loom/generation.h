@@ -57,7 +57,9 @@ struct GenerateOutput {
 /// (i64/i32, T >= 1, every row the same length: no padding) with `model` on
 /// its own device, without gradients. Greedy picks the first maximum;
 /// sampling draws one uniform per row and step from loom's global generator
-/// (seed it with manual_seed for reproducible output). Throws loom::Error
+/// (seed it with manual_seed for reproducible output). On the lazy device
+/// every step ends with lazy::mark_step(), which also syncs any other
+/// pending lazy tensor of the caller. Throws loom::Error
 /// "[generate] ..." for a bad config, bad input_ids, or T + max_new_tokens >
 /// n_positions; errors of the model's forward pass pass through.
 GenerateOutput generate(GPT2LMHeadModel& model, const Tensor& input_ids,
