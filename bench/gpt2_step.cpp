@@ -14,6 +14,8 @@
 // its time is taken, so ms/step is the latency of a whole step; the median over
 // --steps after --warmup is printed, with the process CPU time per step beside
 // it (the machine may be shared; CPU time is what load distorts least).
+// faults/step is the median number of minor page faults in a step (fresh pages
+// mapped: large buffers allocated anew each step instead of reused).
 // Peak RSS is VmHWM of /proc/self/status, reset (clear_refs 5) before each
 // loom column; the peer runs each column in its own process. The peer gets its
 // best set-up in its own process only: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE
@@ -25,6 +27,7 @@
 // torch + transformers the peer is skipped with a message (exit 0).
 // The repository root (for the peer script) is found from __FILE__ unless
 // LOOM_SOURCE_DIR is set.
+#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
@@ -93,6 +96,14 @@ double process_cpu_ms() {
   return 1e3 * static_cast<double>(ts.tv_sec) + 1e-6 * static_cast<double>(ts.tv_nsec);
 }
 
+// Minor page faults of the process so far (each maps a fresh page: the cost of
+// allocating large buffers anew every step).
+double minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_minflt);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
@@ -114,6 +125,7 @@ void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 struct Result {
   std::string name;
   double ms = 0, cpu_ms = 0, first_ms = 0, rss_mb = 0, loss_first = 0, loss_last = 0;
+  double faults = 0;  // minor page faults per step (median)
   std::string note;
 };
 
@@ -145,12 +157,12 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   std::vector<int64_t> ids(b * t);
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>((i * 7919 + 13) % 50257);
   loom::Tensor input = loom::tensor_i64(ids, {b, t}).to(dev);
-  std::vector<double> wall, cpu, trace;
+  std::vector<double> wall, cpu, trace, faults;
   Result r;
   r.name = name;
   for (int s = 0; s < o.get("warmup") + o.get("steps"); ++s) {
     auto t0 = Clock::now();
-    double c0 = process_cpu_ms();
+    double c0 = process_cpu_ms(), f0 = minor_faults();
     loom::ModelInputs in;
     in.input_ids = in.labels = input;
     loom::Tensor loss = model->forward(in).loss;
@@ -169,7 +181,9 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     wall.push_back(ms);
     cpu.push_back(process_cpu_ms() - c0);
     trace.push_back(traced);
+    faults.push_back(minor_faults() - f0);
   }
+  r.faults = median(faults);
   r.ms = median(wall);
   r.cpu_ms = median(cpu);
   r.rss_mb = peak_rss_mb();
@@ -227,6 +241,7 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
   r.ms = j["median_ms"];
   r.cpu_ms = j["median_cpu_ms"];
   r.first_ms = j["first_step_ms"];
+  r.faults = j["median_minor_faults"];
   r.rss_mb = j["peak_rss_mb"];
   r.loss_first = j["loss_first"];
   r.loss_last = j["loss_last"];
@@ -237,12 +252,13 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
 }
 
 void print_table(const Options& o, const std::vector<Result>& rs) {
-  std::printf("\n%-18s %12s %12s %11s %12s %10s  %s\n", "implementation", "ms/step", "CPU ms/step",
-              "tokens/s", "first step ms", "peak RSS MB", "loss first -> last");
+  std::printf("\n%-18s %10s %12s %9s %13s %11s %13s  %s\n", "implementation", "ms/step",
+              "CPU ms/step", "tokens/s", "first step ms", "peak RSS MB", "faults/step",
+              "loss first -> last");
   for (const Result& r : rs) {
-    std::printf("%-18s %12.1f %12.1f %11.0f %12.1f %10.0f  %.4f -> %.4f  %s\n", r.name.c_str(),
-                r.ms, r.cpu_ms, tokens_per_s(o, r.ms), r.first_ms, r.rss_mb, r.loss_first,
-                r.loss_last, r.note.c_str());
+    std::printf("%-18s %10.1f %12.1f %9.0f %13.1f %11.0f %13.0f  %.4f -> %.4f  %s\n",
+                r.name.c_str(), r.ms, r.cpu_ms, tokens_per_s(o, r.ms), r.first_ms, r.rss_mb,
+                r.faults, r.loss_first, r.loss_last, r.note.c_str());
   }
 }
 
@@ -250,6 +266,7 @@ void print_table(const Options& o, const std::vector<Result>& rs) {
 
 int main(int argc, char** argv) {
   Options o = parse(argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected to a file
   loom::set_num_threads(o.get("threads"));
   std::printf(
       "gpt2_step: n_layer=%d n_embd=%d n_head=%d block_size=%d batch_size=%d vocab=50257 "

@@ -17,7 +17,8 @@ PyTorch's scaled-dot-product attention. `--mode compile` wraps the model in torc
 
 Prints lines starting with "gemm:" (the BLAS / oneDNN torch was built with and the kernel MKL
 reports for one f32 GEMM of the model's shape), then one JSON line:
-{"mode": ..., "median_ms": ..., "median_cpu_ms": ..., "step_ms": [...], "first_step_ms": ..., "loss_first": ...,
+{"mode": ..., "median_ms": ..., "median_cpu_ms": ..., "median_minor_faults": ...,
+ "step_ms": [...], "first_step_ms": ..., "loss_first": ...,
  "loss_last": ..., "peak_rss_mb": ..., "torch": version, "transformers": version, ...}
 """
 import argparse
@@ -59,10 +60,11 @@ def print_gemm_info(c):
     """Which GEMM library torch was built with, and the kernel MKL picks for one GEMM."""
     for line in torch.__config__.show().splitlines():
         low = line.lower()
-        if any(k in low for k in ("math kernel", "mkl-dnn", "onednn", "openblas", "blas_info",
-                                  "cpu capability")):
+        if any(k in low for k in ("math kernel", "mkl-dnn", "onednn", "openblas")):
+            print("gemm: config:", line.strip(" -"))
+        elif "blas_info" in low:
             for part in line.strip(" -").split(", "):
-                if any(k in part.lower() for k in ("mkl", "blas", "dnn", "capability")):
+                if any(k in part.lower() for k in ("blas_info", "use_mkl", "openblas")):
                     print("gemm: config:", part.strip())
     print("gemm: torch.backends.mkl.is_available()=%s mkldnn.is_available()=%s "
           "openmp.is_available()=%s threads=%d" %
@@ -116,9 +118,10 @@ def main():
     model, opt, fused = make_model()
     step_model = torch.compile(model) if ARGS.mode == "compile" else model
     ids = torch.randint(0, 50257, (ARGS.batch_size, ARGS.block_size))
-    times, cpu_times, losses = [], [], []
+    times, cpu_times, faults, losses = [], [], [], []
     for _ in range(ARGS.warmup + ARGS.steps):
         t0, c0 = time.perf_counter(), time.process_time()
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         loss = step_model(input_ids=ids, labels=ids).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -127,12 +130,14 @@ def main():
         losses.append(loss.item())
         times.append((time.perf_counter() - t0) * 1e3)
         cpu_times.append((time.process_time() - c0) * 1e3)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
     timed = sorted(times[ARGS.warmup:])
     cpu_timed = sorted(cpu_times[ARGS.warmup:])
     print(json.dumps({
         "mode": ARGS.mode,
         "median_ms": timed[len(timed) // 2],
         "median_cpu_ms": cpu_timed[len(cpu_timed) // 2],
+        "median_minor_faults": sorted(faults[ARGS.warmup:])[len(cpu_timed) // 2],
         "step_ms": times,
         "first_step_ms": times[0],
         "loss_first": losses[0],

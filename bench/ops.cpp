@@ -39,9 +39,10 @@ struct GemmCase {
 // M = B*T tokens; one with nn.Linear's [out, in] weight (trans_b); the
 // attention score product per head (batched, trans_b).
 const GemmCase kGemmCases[] = {
-    {1, 512, 768, 768, false},   {1, 2048, 768, 768, false},  {1, 2048, 768, 2304, false},
-    {1, 2048, 768, 3072, false}, {1, 2048, 3072, 768, false}, {1, 4096, 768, 3072, false},
-    {1, 2048, 768, 3072, true},  {48, 512, 64, 512, true},
+    {1, 512, 768, 768, false},   {1, 512, 768, 3072, false},  {1, 512, 3072, 768, false},
+    {1, 2048, 768, 768, false},  {1, 2048, 768, 2304, false}, {1, 2048, 768, 3072, false},
+    {1, 2048, 3072, 768, false}, {1, 4096, 768, 3072, false}, {1, 2048, 768, 3072, true},
+    {48, 512, 64, 512, true},
 };
 
 std::string gemm_name(const GemmCase& c) {
