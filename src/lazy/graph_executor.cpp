@@ -263,6 +263,9 @@ void run_job(Job& job) {
   try {
     std::vector<BufferPtr> inputs;
     for (const TraceNodePtr& n : job.collected.input_nodes) {
+      // An earlier step failed to produce this input: jobs run in order, so
+      // its future is settled; get() re-raises that step's own error.
+      if (!n->data && n->ready.valid()) n->ready.get();
       LOOM_CHECK(n->data != nullptr,
                  "[lazy] an input of this step was not computed because an "
                  "earlier step failed");

@@ -24,9 +24,11 @@ struct TraceNode {
   ops::Attrs attrs;
   std::vector<std::shared_ptr<TraceNode>> operands;
   ops::TensorType type;
-  BufferPtr data;                // device data (a graph input); operands empty
+  BufferPtr data;                  // device data (a graph input); operands empty
   std::shared_future<void> ready;  // valid once launched for execution
-  bool is_pending() const { return !data && !ready.valid(); }
+  // `ready` first: it is written on the tracing thread only, while the
+  // executor thread may be writing `data` of an in-flight node right now.
+  bool is_pending() const { return !ready.valid() && !data; }
 };
 using TraceNodePtr = std::shared_ptr<TraceNode>;
 

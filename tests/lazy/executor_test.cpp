@@ -3,6 +3,11 @@
 // outruns execution must not pile up steps and their memory).
 #include "lazy/executor.h"
 
+#include "loom/error.h"
+#include "loom/lazy.h"
+#include "loom/ops.h"
+#include "loom/tensor.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -46,6 +51,25 @@ TEST(Executor, RunsJobsInOrderAndBoundsTheQueue) {
   for (size_t i = 0; i <= Executor::kMaxQueued; ++i) want.push_back(static_cast<int>(i));
   want.push_back(99);
   EXPECT_EQ(order, want);
+}
+
+// A step that fails on the executor thread (an embedding id out of range is
+// only seen when the kernel runs) fails every later step that consumes its
+// results with the original error, not a generic one.
+TEST(Executor, LaterStepsReportTheFailedStepsOwnError) {
+  Device lazy_dev("lazy");
+  Tensor weight = ones({4, 3}).to(lazy_dev);
+  Tensor ids = tensor_i64({1, 9}, {2}).to(lazy_dev);
+  Tensor rows = embedding(weight, ids);
+  lazy::mark_step();  // launches; the kernel throws on the executor thread
+  Tensor total = sum(rows * 2.0f);
+  lazy::mark_step();
+  try {
+    (void)total.item();
+    FAIL() << "reading the result of a failed step did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
