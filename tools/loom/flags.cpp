@@ -90,7 +90,7 @@ void FlagSet::add_to(CLI::App& app) {
 void FlagSet::check_unknown(const CLI::App& app, const std::string& command) const {
   for (const std::string& arg : app.remaining()) {
     if (arg.rfind("-", 0) != 0) fail("[", command, "] unexpected argument '", arg, "'");
-    std::string name = arg.substr(arg.find_first_not_of('-'));
+    std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
     name = name.substr(0, name.find('='));
     std::string hint = suggest(name);
     if (hint.empty()) {
