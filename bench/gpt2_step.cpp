@@ -28,6 +28,7 @@
 // The repository root (for the peer script) is found from __FILE__ unless
 // LOOM_SOURCE_DIR is set.
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <algorithm>
@@ -228,14 +229,15 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
   }
   std::fflush(stdout);
   int status = pclose(pipe);
-  if (status != 0 || last_json.empty()) {
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  nlohmann::json j = nlohmann::json::parse(last_json, nullptr, /*allow_exceptions=*/false);
+  if (code != 0 || j.is_discarded() || !j.contains("median_ms")) {
     std::printf(
-        "peer (%s) skipped: exit status %d (needs python3 with torch and transformers;"
+        "peer (%s) skipped: exit code %d (needs python3 with torch and transformers;"
         " scripts/setup_peers.sh installs them)\n",
-        mode.c_str(), status);
+        mode.c_str(), code);
     return std::nullopt;
   }
-  nlohmann::json j = nlohmann::json::parse(last_json);
   Result r;
   r.name = mode == "eager" ? "torch eager" : "torch.compile";
   r.ms = j["median_ms"];
