@@ -73,6 +73,14 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   TrainingArguments args = cmd.training;
   args.do_train = true;
   args.validate();  // fail on bad arguments before loading any data
+  // run_clm's early check, so a forgotten flag costs no tokenizing.
+  if (!args.resume_from_checkpoint && !args.overwrite_output_dir) {
+    if (auto last = get_last_checkpoint(args.output_dir))
+      fail("[loom train] output_dir '", args.output_dir, "' already holds ",
+           fs::path(*last).filename().string(),
+           ": add --resume_from_checkpoint last to continue, or --overwrite_output_dir to start "
+           "over");
+  }
   PreparedJob job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
   print_plan(job, args);
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
