@@ -39,6 +39,8 @@ void pow_scalar_f32(const float* x, float* y, int64_t n, double e) {
   }
 }
 
+}  // namespace
+
 // y = op(x) for one chunk (n <= kChunk); y may equal x. The scratch t is
 // written before it is read (GCC cannot see that through the vm:: calls).
 #pragma GCC diagnostic push
@@ -110,6 +112,8 @@ void unary_f32(OpKind op, double scalar, const float* x, float* y, int64_t n) {
   }
 }
 #pragma GCC diagnostic pop
+
+namespace {
 
 uint64_t neg_wrap(int64_t v) { return 0ull - static_cast<uint64_t>(v); }
 

@@ -6,16 +6,16 @@
 // type, as the unfused kernels round their outputs. docs/lazy.md gives the
 // measured cost of this interpreter against one kernel per op.
 #include <cmath>
-#include <numbers>
 #include <vector>
 
 #include "backends/cpu/fused.h"
+#include "backends/cpu/kernels.h"
 #include "loom/error.h"
 
 namespace loom::backends::cpu {
 namespace {
 
-constexpr int64_t kFusedChunk = 1024;
+constexpr int64_t kFusedChunk = kChunk;  // unary_f32 takes at most kChunk values
 using ops::OpKind;
 
 void load_chunk(const ConstView& v, int64_t begin, int64_t n, float* dst) {
@@ -68,19 +68,10 @@ void round_to(DType d, float* x, int64_t n) {
 }
 
 template <typename F>
-void map1(const float* a, float* o, int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i]);
-}
-template <typename F>
 void map2(const float* a, const float* b, float* o, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
 }
 
-float gelu_exact(float x) { return 0.5f * x * (1.0f + std::erf(x * float(1 / std::numbers::sqrt2))); }
-float gelu_tanh(float x) {
-  const float k = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
-}
 float nan_max(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 float nan_min(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
@@ -89,44 +80,69 @@ void eval_op(const compiler::FusedOp& op, const std::vector<const float*>& args,
   const float* a = args.empty() ? nullptr : args[0];
   const float* b = args.size() > 1 ? args[1] : nullptr;
   switch (op.op) {
-    case OpKind::k_neg: map1(a, o, n, [](float x) { return -x; }); break;
-    case OpKind::k_abs: map1(a, o, n, [](float x) { return std::fabs(x); }); break;
-    case OpKind::k_exp: map1(a, o, n, [](float x) { return std::exp(x); }); break;
-    case OpKind::k_log: map1(a, o, n, [](float x) { return std::log(x); }); break;
-    case OpKind::k_sqrt: map1(a, o, n, [](float x) { return std::sqrt(x); }); break;
-    case OpKind::k_rsqrt: map1(a, o, n, [](float x) { return 1.0f / std::sqrt(x); }); break;
-    case OpKind::k_tanh: map1(a, o, n, [](float x) { return std::tanh(x); }); break;
-    case OpKind::k_erf: map1(a, o, n, [](float x) { return std::erf(x); }); break;
-    case OpKind::k_sigmoid: map1(a, o, n, [](float x) { return 1.0f / (1.0f + std::exp(-x)); }); break;
-    case OpKind::k_relu: map1(a, o, n, [](float x) { return x > 0 ? x : 0.0f; }); break;
-    case OpKind::k_gelu: map1(a, o, n, gelu_exact); break;
-    case OpKind::k_gelu_tanh: map1(a, o, n, gelu_tanh); break;
-    case OpKind::k_sin: map1(a, o, n, [](float x) { return std::sin(x); }); break;
-    case OpKind::k_cos: map1(a, o, n, [](float x) { return std::cos(x); }); break;
-    case OpKind::k_cast: map1(a, o, n, [](float x) { return x; }); break;
-    case OpKind::k_pow_scalar: {
-      float e = static_cast<float>(op.attrs.scalar);
-      if (e == 2.0f) map1(a, o, n, [](float x) { return x * x; });
-      else map1(a, o, n, [e](float x) { return std::pow(x, e); });
+    case OpKind::k_neg:
+    case OpKind::k_abs:
+    case OpKind::k_exp:
+    case OpKind::k_log:
+    case OpKind::k_sqrt:
+    case OpKind::k_rsqrt:
+    case OpKind::k_tanh:
+    case OpKind::k_erf:
+    case OpKind::k_sigmoid:
+    case OpKind::k_relu:
+    case OpKind::k_gelu:
+    case OpKind::k_gelu_tanh:
+    case OpKind::k_sin:
+    case OpKind::k_cos:
+    case OpKind::k_sign:
+    case OpKind::k_cast:
+    case OpKind::k_pow_scalar:
+      unary_f32(op.op, op.attrs.scalar, a, o, n);  // the eager kernels' arithmetic
       break;
-    }
-    case OpKind::k_add: map2(a, b, o, n, [](float x, float y) { return x + y; }); break;
-    case OpKind::k_sub: map2(a, b, o, n, [](float x, float y) { return x - y; }); break;
-    case OpKind::k_mul: map2(a, b, o, n, [](float x, float y) { return x * y; }); break;
-    case OpKind::k_div: map2(a, b, o, n, [](float x, float y) { return x / y; }); break;
-    case OpKind::k_maximum: map2(a, b, o, n, nan_max); break;
-    case OpKind::k_minimum: map2(a, b, o, n, nan_min); break;
-    case OpKind::k_pow: map2(a, b, o, n, [](float x, float y) { return std::pow(x, y); }); break;
-    case OpKind::k_eq: map2(a, b, o, n, [](float x, float y) { return float(x == y); }); break;
-    case OpKind::k_ne: map2(a, b, o, n, [](float x, float y) { return float(x != y); }); break;
-    case OpKind::k_lt: map2(a, b, o, n, [](float x, float y) { return float(x < y); }); break;
-    case OpKind::k_le: map2(a, b, o, n, [](float x, float y) { return float(x <= y); }); break;
-    case OpKind::k_gt: map2(a, b, o, n, [](float x, float y) { return float(x > y); }); break;
-    case OpKind::k_ge: map2(a, b, o, n, [](float x, float y) { return float(x >= y); }); break;
+    case OpKind::k_add:
+      map2(a, b, o, n, [](float x, float y) { return x + y; });
+      break;
+    case OpKind::k_sub:
+      map2(a, b, o, n, [](float x, float y) { return x - y; });
+      break;
+    case OpKind::k_mul:
+      map2(a, b, o, n, [](float x, float y) { return x * y; });
+      break;
+    case OpKind::k_div:
+      map2(a, b, o, n, [](float x, float y) { return x / y; });
+      break;
+    case OpKind::k_maximum:
+      map2(a, b, o, n, nan_max);
+      break;
+    case OpKind::k_minimum:
+      map2(a, b, o, n, nan_min);
+      break;
+    case OpKind::k_pow:
+      map2(a, b, o, n, [](float x, float y) { return std::pow(x, y); });
+      break;
+    case OpKind::k_eq:
+      map2(a, b, o, n, [](float x, float y) { return float(x == y); });
+      break;
+    case OpKind::k_ne:
+      map2(a, b, o, n, [](float x, float y) { return float(x != y); });
+      break;
+    case OpKind::k_lt:
+      map2(a, b, o, n, [](float x, float y) { return float(x < y); });
+      break;
+    case OpKind::k_le:
+      map2(a, b, o, n, [](float x, float y) { return float(x <= y); });
+      break;
+    case OpKind::k_gt:
+      map2(a, b, o, n, [](float x, float y) { return float(x > y); });
+      break;
+    case OpKind::k_ge:
+      map2(a, b, o, n, [](float x, float y) { return float(x >= y); });
+      break;
     case OpKind::k_where:
       for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f ? b[i] : args[2][i];
       break;
-    default: fail("[fused] op ", ops::op_name(op.op), " cannot be fused");
+    default:
+      fail("[fused] op ", ops::op_name(op.op), " cannot be fused");
   }
   round_to(op.type.dtype, o, n);
 }
@@ -141,7 +157,11 @@ void run_fused_chunked(const FusedCall& call) {
 #pragma omp parallel for schedule(static) if (chunks > 4)
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t begin = c * kFusedChunk, n = std::min(kFusedChunk, total - begin);
-    std::vector<float> buf((ni + g.body.size()) * kFusedChunk);
+    // Scratch per thread, kept between calls and never zero-filled: every
+    // slot is written (load_chunk / eval_op) before it is read.
+    static thread_local std::vector<float> buf;
+    size_t need = (ni + g.body.size()) * kFusedChunk;
+    if (buf.size() < need) buf.resize(need);
     auto slot = [&](int k) { return buf.data() + k * kFusedChunk; };
     for (int k = 0; k < ni; ++k) load_chunk(call.inputs[k], begin, n, slot(k));
     std::vector<const float*> args;

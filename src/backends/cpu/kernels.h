@@ -19,6 +19,12 @@ inline constexpr int64_t kElementGrain = 1 << 15;
 /// bf16/f16/int operands to f32 or int64 on the fly).
 inline constexpr int64_t kChunk = 1024;
 
+/// y = op(x) for one chunk of f32 values (n <= kChunk; y may equal x): the
+/// unary kernels' arithmetic (vectorized vm:: maths), shared by the eager
+/// kernels and the fused interpreter so both give the same bits. `scalar` is
+/// pow_scalar's exponent. Ops without a float form copy x (cast).
+void unary_f32(ops::OpKind op, double scalar, const float* x, float* y, int64_t n);
+
 // elementwise_unary.cpp: every kUnary op (incl. cast), full, arange.
 void cpu_unary(const OpCall& call);
 void cpu_full(const OpCall& call);
