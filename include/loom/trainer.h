@@ -37,9 +37,14 @@
 // output_dir/tmp-checkpoint-<step>, every file fsynced, then renamed into
 // place, so a process killed while saving leaves the previous checkpoints
 // whole; leftover tmp-* directories are ignored when resuming and removed
-// when training starts. Resuming restores the weights, optimizer, schedule,
-// generator, running loss and data position, so a resumed run logs the same
-// losses and ends with the same weights, bit for bit, as an uninterrupted one.
+// when training starts, and a checkpoint moved aside to checkpoint-<N>.old-<pid>
+// by a save that replaced it and was killed is renamed back. Rotation
+// (save_total_limit) never deletes the newest checkpoint, the best, nor the
+// one just written. Resuming from a checkpoint that is not the newest
+// deletes the newer ones (another run's) when the run saves checkpoints.
+// Resuming restores the weights, optimizer, schedule, generator, running loss
+// and data position, so a resumed run logs the same losses and ends with the
+// same weights, bit for bit, as an uninterrupted one.
 #pragma once
 
 #include <cstdint>
@@ -128,7 +133,10 @@ class Trainer {
 
   /// Trains (see the top of this file). `resume_from_checkpoint` (else
   /// args.resume_from_checkpoint) is a checkpoint directory or "last" (the
-  /// newest checkpoint-N of output_dir). Throws loom::Error "[Trainer] ..."
+  /// newest checkpoint-N of output_dir). Before any step, output_dir is
+  /// created and a probe file written and removed in it. Throws loom::Error
+  /// "[TrainingArguments] output_dir '<dir>': <reason>" when that fails
+  /// (a parent is a regular file, no permission, ...), and "[Trainer] ..."
   /// for a missing train_dataset, a dataset with no batch, output_dir holding
   /// checkpoints while neither resuming nor overwrite_output_dir, a
   /// checkpoint that is missing or incomplete (naming the file), a model that
@@ -191,7 +199,10 @@ class Trainer {
 };
 
 /// The newest checkpoint-<N> directory of `output_dir` by N (transformers'
-/// get_last_checkpoint), or nullopt; tmp-checkpoint-* directories never count.
+/// get_last_checkpoint), or nullopt (also when output_dir does not exist);
+/// tmp-checkpoint-* and checkpoint-N.old-* directories never count. Throws
+/// loom::Error "[checkpoint] <output_dir>: cannot list directory (...)" when
+/// it exists but cannot be read.
 std::optional<std::string> get_last_checkpoint(const std::string& output_dir);
 
 // ---- compute_metrics helpers (the `evaluate` library's definitions). ----

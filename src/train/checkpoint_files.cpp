@@ -1,7 +1,9 @@
 // Checkpoint directories on disk (train/checkpoint_files.h): durable writes,
 // commit by rename, ordering and rotation as transformers' trainer_utils
-// (sort_checkpoints / rotate_checkpoints, numerical order), tokenizer file
-// copies and rng_state.json. Assumes POSIX (open/fsync/rename).
+// (sort_checkpoints / rotate_checkpoints, numerical order), recovery of an
+// interrupted replace, the output_dir write probe, tokenizer file copies and
+// rng_state.json. Assumes POSIX (open/fsync/rename). std::filesystem calls use
+// their error_code overloads; failures that matter become loom::Error.
 #include "train/checkpoint_files.h"
 
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -57,6 +60,15 @@ void fsync_path(const fs::path& p, bool directory) {
   LOOM_CHECK(rc == 0, "[checkpoint] ", p.string(), ": fsync failed (", std::strerror(err), ")");
 }
 
+// create_directories, also failing when `dir` exists but is not a directory.
+std::error_code make_dirs(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!ec && !fs::is_directory(dir, ec) && !ec)
+    ec = std::make_error_code(std::errc::not_a_directory);
+  return ec;
+}
+
 }  // namespace
 
 void write_text_file(const std::string& path, const std::string& text) {
@@ -87,9 +99,45 @@ std::string read_text_file(const std::string& path) {
   return buf.str();
 }
 
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  for (const fs::directory_iterator end; !ec && it != end; it.increment(ec))
+    out.push_back(it->path().filename().string());
+  LOOM_CHECK(!ec, "[checkpoint] ", dir, ": cannot list directory (", ec.message(), ")");
+  return out;
+}
+
+void create_dir(const std::string& dir, const std::string& who) {
+  const std::error_code ec = make_dirs(dir);
+  LOOM_CHECK(!ec, who, " ", dir, ": cannot create directory (", ec.message(), ")");
+}
+
+void check_output_dir_writable(const std::string& output_dir) {
+  LOOM_CHECK(!output_dir.empty(), "[TrainingArguments] output_dir: must not be empty");
+  const std::error_code ec = make_dirs(output_dir);
+  LOOM_CHECK(!ec, "[TrainingArguments] output_dir '", output_dir, "': cannot create it (",
+             ec.message(), ")");
+  const fs::path probe = fs::path(output_dir) / (".loom-write-probe-" + std::to_string(::getpid()));
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int err = errno;
+  if (fd >= 0) {
+    const ssize_t n = ::write(fd, "x", 1);
+    err = n == 1 ? 0 : errno;
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+  LOOM_CHECK(fd >= 0 && err == 0, "[TrainingArguments] output_dir '", output_dir,
+             "': cannot write a file there (", std::strerror(err), ")");
+}
+
 void fsync_dir_tree(const std::string& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file()) fsync_path(e.path(), false);
+  for (const std::string& name : list_dir(dir)) {
+    std::error_code ec;
+    const fs::path p = fs::path(dir) / name;
+    if (fs::is_regular_file(p, ec)) fsync_path(p, false);
+  }
   fsync_path(dir, true);
 }
 
@@ -116,10 +164,10 @@ std::vector<std::string> sorted_checkpoints(const std::string& output_dir,
   std::vector<std::pair<int64_t, std::string>> found;
   std::error_code ec;
   if (!fs::is_directory(output_dir, ec)) return {};
-  for (const auto& e : fs::directory_iterator(output_dir)) {
-    auto step = checkpoint_step(e.path().filename().string());
-    if (step && e.is_directory())
-      found.emplace_back(*step, (fs::path(output_dir) / e.path().filename()).string());
+  for (const std::string& name : list_dir(output_dir)) {
+    const fs::path p = fs::path(output_dir) / name;
+    auto step = checkpoint_step(name);
+    if (step && fs::is_directory(p, ec)) found.emplace_back(*step, p.string());
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
@@ -137,12 +185,14 @@ std::vector<std::string> sorted_checkpoints(const std::string& output_dir,
 }
 
 void rotate_checkpoints(const std::string& output_dir, int64_t limit,
-                        const std::optional<std::string>& best) {
+                        const std::optional<std::string>& best,
+                        const std::optional<std::string>& just_saved) {
   if (limit <= 0) return;
   std::vector<std::string> ckpts = sorted_checkpoints(output_dir);
   if (static_cast<int64_t>(ckpts.size()) <= limit) return;
   auto is_protected = [&](const std::string& p) {
-    return same_dir(p, ckpts.back()) || (best && same_dir(p, *best));
+    return same_dir(p, ckpts.back()) || (best && same_dir(p, *best)) ||
+           (just_saved && same_dir(p, *just_saved));
   };
   int64_t protected_count = 0;
   for (const auto& p : ckpts) protected_count += is_protected(p) ? 1 : 0;
@@ -157,16 +207,52 @@ void rotate_checkpoints(const std::string& output_dir, int64_t limit,
   }
 }
 
+std::vector<std::string> remove_checkpoints_after(const std::string& output_dir, int64_t step,
+                                                  const std::string& keep) {
+  std::vector<std::string> removed;
+  for (const std::string& dir : sorted_checkpoints(output_dir)) {
+    const std::string name = fs::path(dir).filename().string();
+    if (*checkpoint_step(name) <= step || same_dir(dir, keep)) continue;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    LOOM_CHECK(!ec, "[checkpoint] ", dir, ": cannot remove (", ec.message(), ")");
+    removed.push_back(name);
+  }
+  return removed;
+}
+
+std::vector<std::string> recover_replaced_checkpoints(const std::string& output_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(output_dir, ec)) return {};
+  std::vector<std::string> names = list_dir(output_dir);
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> restored;
+  for (const std::string& name : names) {
+    const size_t mark = name.rfind(".old-");
+    if (mark == std::string::npos || !checkpoint_step(name.substr(0, mark))) continue;
+    const fs::path old = fs::path(output_dir) / name;
+    const fs::path final_dir = fs::path(output_dir) / name.substr(0, mark);
+    if (!fs::is_directory(old, ec)) continue;
+    if (fs::exists(final_dir, ec)) {
+      fs::remove_all(old, ec);  // commit_dir finished; only its cleanup was cut short
+      continue;
+    }
+    fs::rename(old, final_dir, ec);
+    LOOM_CHECK(!ec, "[checkpoint] ", old.string(), ": cannot rename back to ", final_dir.string(),
+               " (", ec.message(), ")");
+    restored.push_back(final_dir.filename().string());
+  }
+  return restored;
+}
+
 void remove_stale_tmp(const std::string& output_dir) {
   std::error_code ec;
   if (!fs::is_directory(output_dir, ec)) return;
-  std::vector<fs::path> stale;
-  for (const auto& e : fs::directory_iterator(output_dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.find(kTmpCheckpointPrefix) != std::string::npos && e.is_directory())
-      stale.push_back(e.path());
+  for (const std::string& name : list_dir(output_dir)) {
+    const fs::path p = fs::path(output_dir) / name;
+    if (name.find(kTmpCheckpointPrefix) != std::string::npos && fs::is_directory(p, ec))
+      fs::remove_all(p, ec);
   }
-  for (const auto& p : stale) fs::remove_all(p, ec);
 }
 
 const std::vector<std::string>& tokenizer_file_names() {
@@ -183,7 +269,8 @@ const std::vector<std::string>& tokenizer_file_names() {
 void copy_tokenizer_files(const std::string& src, const std::string& dst) {
   for (const std::string& name : tokenizer_file_names()) {
     fs::path from = fs::path(src) / name;
-    if (!fs::is_regular_file(from)) continue;
+    std::error_code ec;
+    if (!fs::is_regular_file(from, ec)) continue;
     write_text_file((fs::path(dst) / name).string(), read_text_file(from.string()));
   }
 }

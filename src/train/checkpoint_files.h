@@ -1,9 +1,12 @@
 // Checkpoint directories on disk, below the Trainer: durable file writes
 // (write + fsync), the tmp-dir-then-rename commit, finding and ordering
-// checkpoint-<N> directories, save_total_limit rotation that keeps the newest
-// and the best, tokenizer file copies, and rng_state.json. Knows nothing of
-// models or tensors. Assumes POSIX rename/fsync semantics (rename of a
-// directory within one file system is atomic).
+// checkpoint-<N> directories, save_total_limit rotation that keeps the newest,
+// the best and the one just written, recovery from a save interrupted while
+// replacing a checkpoint, the output_dir write check, tokenizer file copies,
+// and rng_state.json. Knows nothing of models or tensors. Assumes POSIX
+// rename/fsync semantics (rename of a directory within one file system is
+// atomic). File system failures become loom::Error naming the path, never
+// std::filesystem::filesystem_error.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,18 @@ void write_text_file(const std::string& path, const std::string& text);
 std::string read_text_file(const std::string& path);
 /// fsyncs every regular file in `dir` (not recursive) and `dir` itself.
 void fsync_dir_tree(const std::string& dir);
+/// The entries of directory `dir` (not recursive). Throws loom::Error
+/// "[checkpoint] <dir>: cannot list directory (<reason>)".
+std::vector<std::string> list_dir(const std::string& dir);
+/// Creates `dir` and its parents if missing. Throws loom::Error
+/// "<who> <dir>: cannot create directory (<reason>)", e.g. when a parent is a
+/// regular file or not writable.
+void create_dir(const std::string& dir, const std::string& who);
+/// Creates `output_dir` if missing, then writes and removes a probe file in
+/// it, so that an unusable output_dir fails before training rather than at
+/// the first save. Throws loom::Error
+/// "[TrainingArguments] output_dir '<dir>': <reason>".
+void check_output_dir_writable(const std::string& output_dir);
 
 /// The step N of a directory name "checkpoint-<N>", or nullopt.
 std::optional<int64_t> checkpoint_step(const std::string& name);
@@ -36,9 +51,25 @@ std::optional<int64_t> checkpoint_step(const std::string& name);
 std::vector<std::string> sorted_checkpoints(const std::string& output_dir,
                                             const std::optional<std::string>& best = std::nullopt);
 /// Deletes the oldest checkpoints until at most `limit` remain, never the
-/// newest nor `best` (transformers' rotate_checkpoints). No-op for limit <= 0.
+/// newest, `best`, nor `just_saved` (the checkpoint this save wrote, which is
+/// not the newest when newer directories of another run are present).
+/// transformers' rotate_checkpoints, plus the `just_saved` guard. No-op for
+/// limit <= 0.
 void rotate_checkpoints(const std::string& output_dir, int64_t limit,
-                        const std::optional<std::string>& best);
+                        const std::optional<std::string>& best,
+                        const std::optional<std::string>& just_saved = std::nullopt);
+/// Deletes the checkpoint-<N> directories of `output_dir` with N > `step`,
+/// except `keep` (when it is one of them); returns their names, oldest
+/// first. Used when a run resumes from a checkpoint that is not the newest:
+/// the newer ones belong to the abandoned run.
+std::vector<std::string> remove_checkpoints_after(const std::string& output_dir, int64_t step,
+                                                  const std::string& keep);
+/// Repairs a save interrupted inside commit_dir: a "checkpoint-<N>.old-<pid>"
+/// directory (a complete checkpoint moved aside) is renamed back to
+/// checkpoint-<N> when that is missing, and removed when checkpoint-<N>
+/// exists. Returns the names restored. Throws loom::Error when output_dir
+/// cannot be listed or a rename fails.
+std::vector<std::string> recover_replaced_checkpoints(const std::string& output_dir);
 /// Removes leftover tmp-checkpoint-* directories (and save_pretrained's
 /// ".tmp-checkpoint-*.tmp-*" siblings) from a save that did not finish.
 void remove_stale_tmp(const std::string& output_dir);
@@ -52,8 +83,11 @@ const std::vector<std::string>& tokenizer_file_names();
 void copy_tokenizer_files(const std::string& src, const std::string& dst);
 
 /// Renames the complete `tmp` directory to `final_dir` after fsyncing its
-/// files, replacing an existing `final_dir`, then fsyncs the parent. A
-/// failure leaves `final_dir` as it was. Throws loom::Error "[checkpoint] ...".
+/// files, replacing an existing `final_dir` (moved aside to
+/// "<final_dir>.old-<pid>" first, removed after), then fsyncs the parent. A
+/// failure leaves `final_dir` as it was; a crash between the two renames
+/// leaves the old one in "<final_dir>.old-<pid>", which
+/// recover_replaced_checkpoints puts back. Throws loom::Error "[checkpoint] ...".
 void commit_dir(const std::string& tmp, const std::string& final_dir);
 
 /// rng_state.json: what resuming needs beyond the weights, optimizer and

@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 namespace {
 
 void require_file(const fs::path& dir, const std::string& name, bool save_only_model_hint) {
-  if (fs::is_regular_file(dir / name)) return;
+  std::error_code ec;
+  if (fs::is_regular_file(dir / name, ec)) return;
   if (save_only_model_hint)
     fail("[Trainer] checkpoint ", dir.string(), " has no ", name,
          " (saved with save_only_model? such checkpoints cannot be resumed)");
@@ -26,16 +27,17 @@ void require_file(const fs::path& dir, const std::string& name, bool save_only_m
 
 ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPlan& plan) {
   const fs::path d = dir;
-  LOOM_CHECK(fs::is_directory(d), "[Trainer] resume_from_checkpoint: '", dir,
+  std::error_code ec;
+  LOOM_CHECK(fs::is_directory(d, ec), "[Trainer] resume_from_checkpoint: '", dir,
              "' is not a directory");
   require_file(d, "trainer_state.json", false);
-  if (!fs::is_regular_file(d / "model.safetensors"))
+  if (!fs::is_regular_file(d / "model.safetensors", ec))
     require_file(d, "model.safetensors.index.json", false);
   for (const char* f : {"optimizer.safetensors", "scheduler.json", "rng_state.json"})
     require_file(d, f, true);
 
   TrainerState loaded = TrainerState::from_json_file((d / "trainer_state.json").string());
-  if (loaded.best_model_checkpoint && !fs::is_directory(*loaded.best_model_checkpoint)) {
+  if (loaded.best_model_checkpoint && !fs::is_directory(*loaded.best_model_checkpoint, ec)) {
     std::fprintf(stderr,
                  "[Trainer] warning: the best checkpoint %s recorded in %s no longer "
                  "exists; ignoring it\n",

@@ -2,7 +2,8 @@
 // config and tokenizer files, optimizer.safetensors, scheduler.json,
 // rng_state.json, trainer_state.json and training_args.json go into
 // output_dir/tmp-checkpoint-<step>, which is fsynced and renamed to
-// checkpoint-<step>; then old checkpoints are rotated out. Also save_model's
+// checkpoint-<step>; then old checkpoints are rotated out (never the one
+// just written). Also save_model's
 // file writing. Assumes the lazy step was cut (mark_step) before a save, so
 // reading the running loss does not trace an extra graph.
 #include <unistd.h>
@@ -27,10 +28,10 @@ void Trainer::Impl::write_model_files(const std::string& dir) const {
     const fs::path tmp = fs::path(dir) / ("tmp-model-" + std::to_string(::getpid()));
     fs::remove_all(tmp, ec);
     model->save_pretrained(tmp.string());
-    for (const auto& e : fs::directory_iterator(tmp)) {
-      fs::rename(e.path(), fs::path(dir) / e.path().filename(), ec);
-      LOOM_CHECK(!ec, "[save_model] ", dir, ": cannot move ", e.path().filename().string(),
-                 " into place (", ec.message(), ")");
+    for (const std::string& name : train::list_dir(tmp.string())) {
+      fs::rename(tmp / name, fs::path(dir) / name, ec);
+      LOOM_CHECK(!ec, "[save_model] ", dir, ": cannot move ", name, " into place (", ec.message(),
+                 ")");
     }
     fs::remove_all(tmp, ec);
   }
@@ -47,7 +48,7 @@ void Trainer::Impl::save_checkpoint() {
   const std::string name = train::kCheckpointPrefix + std::to_string(state.global_step);
   const fs::path final_dir = out / name;
   const fs::path tmp = out / (train::kTmpCheckpointPrefix + std::to_string(state.global_step));
-  fs::create_directories(out);
+  train::create_dir(out.string(), "[checkpoint] output_dir");
   std::error_code ec;
   fs::remove_all(tmp, ec);
 
@@ -86,8 +87,10 @@ void Trainer::Impl::save_checkpoint() {
   train::checkpoint_file_written("training_args.json");
 
   train::commit_dir(tmp.string(), final_dir.string());
+  // The checkpoint just written is protected too: when newer directories are
+  // present it is not the newest.
   train::rotate_checkpoints(out.string(), args.save_total_limit.value_or(0),
-                            state.best_model_checkpoint);
+                            state.best_model_checkpoint, final_dir.string());
 }
 
 }  // namespace loom

@@ -92,7 +92,7 @@ void Trainer::save_model(const std::string& dir) {
 }
 
 void Trainer::save_state() const {
-  fs::create_directories(impl_->args.output_dir);
+  train::create_dir(impl_->args.output_dir, "[save_state] output_dir");
   train::write_text_file((fs::path(impl_->args.output_dir) / "trainer_state.json").string(),
                          impl_->state.to_json());
 }

@@ -108,12 +108,22 @@ void Trainer::Impl::create_optimizer_and_scheduler(int64_t max_steps) {
   scheduler = std::make_unique<optim::LRScheduler>(args.lr_scheduler_type, *optimizer, so);
 }
 
-// Stale tmp directories go; a fresh run refuses (or with overwrite_output_dir
-// removes) the checkpoints of an earlier run, which would otherwise mix with
-// its own in rotation and "last".
-static void prepare_output_dir(const TrainingArguments& args, bool fresh) {
-  train::remove_stale_tmp(args.output_dir);
-  if (!fresh) return;
+// Before anything else: output_dir must take files (else the run would fail
+// only at its first save), and the debris of an interrupted save goes — a
+// checkpoint moved aside while being replaced is put back (before "last" is
+// resolved), and tmp directories are removed.
+static void check_and_repair_output_dir(const std::string& output_dir) {
+  train::check_output_dir_writable(output_dir);
+  for (const std::string& name : train::recover_replaced_checkpoints(output_dir))
+    std::fprintf(stderr, "[Trainer] restored %s/%s, moved aside by a save that did not finish\n",
+                 output_dir.c_str(), name.c_str());
+  train::remove_stale_tmp(output_dir);
+}
+
+// A fresh run refuses (or with overwrite_output_dir removes) the checkpoints
+// of an earlier run, which would otherwise mix with its own in rotation and
+// "last".
+static void clear_earlier_run(const TrainingArguments& args) {
   auto existing = train::sorted_checkpoints(args.output_dir);
   if (existing.empty()) return;
   LOOM_CHECK(args.overwrite_output_dir, "[Trainer] output_dir '", args.output_dir,
@@ -124,12 +134,33 @@ static void prepare_output_dir(const TrainingArguments& args, bool fresh) {
   for (const auto& dir : existing) fs::remove_all(dir, ec);
 }
 
+// Resuming from a checkpoint that is not the newest abandons the run that
+// wrote the newer ones: they go (when this run saves checkpoints), else
+// rotation and "last" would mix the two runs. Call after load_checkpoint.
+static void drop_abandoned_checkpoints(const TrainingArguments& args, const std::string& resume_dir,
+                                       TrainerState& state) {
+  if (args.save_strategy == "no") return;
+  const auto removed =
+      train::remove_checkpoints_after(args.output_dir, state.global_step, resume_dir);
+  if (removed.empty()) return;
+  std::string names;
+  for (const auto& n : removed) names += (names.empty() ? "" : ", ") + n;
+  std::fprintf(stderr,
+               "[Trainer] resuming from step %lld: removed the newer checkpoints of the "
+               "abandoned run in %s: %s\n",
+               static_cast<long long>(state.global_step), args.output_dir.c_str(), names.c_str());
+  std::error_code ec;
+  if (state.best_model_checkpoint && !fs::is_directory(*state.best_model_checkpoint, ec))
+    state.best_model_checkpoint.reset();
+}
+
 TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   args.validate();
   LOOM_CHECK(train_dataset != nullptr, "[Trainer] train() needs a train_dataset");
+  check_and_repair_output_dir(args.output_dir);
   if (!resume) resume = args.resume_from_checkpoint;
   const std::string resume_dir = resolve_resume(resume, args.output_dir);
-  prepare_output_dir(args, resume_dir.empty());
+  if (resume_dir.empty()) clear_earlier_run(args);
 
   data::DataLoader loader = make_loader(train_dataset, args.per_device_train_batch_size, true);
   LOOM_CHECK(loader.size() > 0, "[Trainer] train_dataset has ", train_dataset->size(),
@@ -149,7 +180,10 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   globalstep_last_logged = 0;
   current_flos = 0;
   ResumePoint rp;
-  if (!resume_dir.empty()) rp = load_checkpoint(resume_dir, p);
+  if (!resume_dir.empty()) {
+    rp = load_checkpoint(resume_dir, p);
+    drop_abandoned_checkpoints(args, resume_dir, state);
+  }
   state.max_steps = p.max_steps;
   state.num_train_epochs = p.num_train_epochs;
   initial_global_step = state.global_step;
@@ -330,7 +364,7 @@ TrainOutput Trainer::Impl::finalize(const TrainPlan& p, double start) {
       if (!train::same_dir(dir, *state.best_model_checkpoint)) fs::remove_all(dir, ec);
   }
   each([&](TrainerCallback& c) { c.on_train_end(args, state, control); });
-  fs::create_directories(args.output_dir);
+  train::create_dir(args.output_dir, "[Trainer] output_dir");
   train::write_text_file((fs::path(args.output_dir) / "lazy_metrics.json").string(),
                          metrics::report_json());
   TrainOutput out;

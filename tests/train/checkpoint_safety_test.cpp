@@ -1,0 +1,205 @@
+// Checkpoint safety: an unusable output_dir fails before the first step with
+// a loom::Error naming it; rotation never deletes the checkpoint it just
+// wrote; resuming from a checkpoint that is not the newest removes the newer
+// ones of the abandoned run; a checkpoint moved aside by a save killed while
+// replacing it (checkpoint-N.old-PID) is put back at start-up and leftovers
+// are removed. Assumes a POSIX file system; the read-only directory case is
+// skipped as root (root ignores permissions).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "train/checkpoint_files.h"
+#include "train/train_test_util.h"
+
+namespace loom {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string error_message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Counts train begins and optimizer steps.
+struct StepCounter : TrainerCallback {
+  int train_begins = 0;
+  int steps = 0;
+  std::string name() const override { return "StepCounter"; }
+  void on_train_begin(const TrainingArguments&, const TrainerState&, TrainerControl&) override {
+    ++train_begins;
+  }
+  void on_step_end(const TrainingArguments&, const TrainerState&, TrainerControl&) override {
+    ++steps;
+  }
+};
+
+TrainingArguments saving_args(const std::string& dir, int64_t max_steps, double save_steps) {
+  TrainingArguments args = testing::quiet_args(dir);
+  args.max_steps = max_steps;
+  args.per_device_train_batch_size = 4;
+  args.save_strategy = "steps";
+  args.save_steps = save_steps;
+  return args;
+}
+
+// Trains a tiny GPT-2 on 16 examples (4 batches per epoch) from `resume`.
+std::shared_ptr<StepCounter> run(const TrainingArguments& args,
+                                 std::optional<std::string> resume = std::nullopt) {
+  Trainer t(testing::tiny_gpt2(1), args, testing::token_dataset(16));
+  testing::silence(t);
+  auto counter = std::make_shared<StepCounter>();
+  t.add_callback(counter);
+  t.train(resume);
+  return counter;
+}
+
+std::vector<std::string> names_containing(const std::string& dir, const std::string& part) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.find(part) != std::string::npos) out.push_back(n);
+  }
+  return out;
+}
+
+int64_t saved_global_step(const std::string& checkpoint) {
+  std::ifstream in(checkpoint + "/trainer_state.json");
+  return nlohmann::json::parse(in).at("global_step").get<int64_t>();
+}
+
+TEST(TrainerCheckpointSafety, OutputDirUnderARegularFileFailsBeforeTheFirstStep) {
+  testing::TempDir tmp;
+  tmp.write("file.txt", "not a directory");
+  const std::string out = tmp.sub("file.txt/out");
+  Trainer t(testing::tiny_gpt2(1), saving_args(out, 3, 1), testing::token_dataset(16));
+  testing::silence(t);
+  auto counter = std::make_shared<StepCounter>();
+  t.add_callback(counter);
+  const std::string err = error_message_of([&] { t.train(); });
+  EXPECT_NE(err.find("[TrainingArguments] output_dir '" + out + "': "), std::string::npos) << err;
+  EXPECT_NE(err.find("ot a directory"), std::string::npos) << err;
+  EXPECT_EQ(counter->train_begins, 0);
+  EXPECT_EQ(counter->steps, 0);
+  EXPECT_TRUE(fs::is_regular_file(tmp.sub("file.txt")));
+}
+
+TEST(TrainerCheckpointSafety, OutputDirThatIsARegularFileFails) {
+  testing::TempDir tmp;
+  const std::string out = tmp.write("file.txt", "x");
+  Trainer t(testing::tiny_gpt2(1), saving_args(out, 3, 1), testing::token_dataset(16));
+  testing::silence(t);
+  const std::string err = error_message_of([&] { t.train(); });
+  EXPECT_NE(err.find("[TrainingArguments] output_dir '" + out + "': "), std::string::npos) << err;
+}
+
+TEST(TrainerCheckpointSafety, ReadOnlyOutputDirFailsBeforeTheFirstStep) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: permissions are not enforced";
+  testing::TempDir tmp;
+  const std::string out = tmp.sub("ro");
+  fs::create_directories(out);
+  ASSERT_EQ(::chmod(out.c_str(), 0500), 0);
+  Trainer t(testing::tiny_gpt2(1), saving_args(out, 3, 1), testing::token_dataset(16));
+  testing::silence(t);
+  auto counter = std::make_shared<StepCounter>();
+  t.add_callback(counter);
+  const std::string err = error_message_of([&] { t.train(); });
+  ::chmod(out.c_str(), 0700);
+  EXPECT_NE(err.find("[TrainingArguments] output_dir '" + out + "': "), std::string::npos) << err;
+  EXPECT_NE(err.find("ermission denied"), std::string::npos) << err;
+  EXPECT_EQ(counter->steps, 0);
+}
+
+TEST(TrainerCheckpointSafety, RotationKeepsTheCheckpointJustWritten) {
+  testing::TempDir dir;
+  for (int s : {100, 150, 200, 300})
+    fs::create_directories(dir.sub("checkpoint-" + std::to_string(s)));
+  train::rotate_checkpoints(dir.path(), 2, std::nullopt, dir.sub("checkpoint-150"));
+  EXPECT_EQ(testing::checkpoint_names(dir.path()),
+            (std::vector<std::string>{"checkpoint-150", "checkpoint-300"}));
+}
+
+TEST(TrainerCheckpointSafety, ResumingFromAnOlderCheckpointRemovesTheNewerOnes) {
+  testing::TempDir dir;
+  run(saving_args(dir.path(), 6, 2));
+  ASSERT_EQ(testing::checkpoint_names(dir.path()),
+            (std::vector<std::string>{"checkpoint-2", "checkpoint-4", "checkpoint-6"}));
+
+  // A resumed run that saves nothing leaves the directory alone.
+  TrainingArguments no_save = saving_args(dir.path(), 3, 1);
+  no_save.save_strategy = "no";
+  run(no_save, dir.sub("checkpoint-2"));
+  EXPECT_EQ(testing::checkpoint_names(dir.path()),
+            (std::vector<std::string>{"checkpoint-2", "checkpoint-4", "checkpoint-6"}));
+
+  // Resume from 2, saving every step with limit 2: 4 and 6 (the abandoned
+  // run) go at the start, so neither 2-then-3 is deleted in favour of the
+  // stale 6, and "last" afterwards is this run's checkpoint-4.
+  TrainingArguments args = saving_args(dir.path(), 4, 1);
+  args.save_total_limit = 2;
+  ::testing::internal::CaptureStderr();
+  auto counter = run(args, dir.sub("checkpoint-2"));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(counter->steps, 2);
+  EXPECT_NE(log.find("abandoned run"), std::string::npos) << log;
+  EXPECT_NE(log.find("checkpoint-4, checkpoint-6"), std::string::npos) << log;
+  EXPECT_EQ(testing::checkpoint_names(dir.path()),
+            (std::vector<std::string>{"checkpoint-3", "checkpoint-4"}));
+  ASSERT_EQ(get_last_checkpoint(dir.path()), dir.sub("checkpoint-4"));
+  std::ifstream in(dir.sub("checkpoint-4/trainer_state.json"));
+  const auto st = nlohmann::json::parse(in);
+  EXPECT_EQ(st.at("max_steps"), 4);  // this run's, not the abandoned run's 6
+  EXPECT_EQ(st.at("save_steps"), 1);
+}
+
+TEST(TrainerCheckpointSafety, CheckpointMovedAsideByAnInterruptedReplaceIsRestored) {
+  testing::TempDir dir;
+  run(saving_args(dir.path(), 2, 1));
+  // The state a crash between commit_dir's two renames leaves while replacing
+  // checkpoint-2 (the complete new copy still in tmp-checkpoint-2), plus an
+  // old copy of checkpoint-1 whose removal was cut short.
+  fs::rename(dir.sub("checkpoint-2"), dir.sub("checkpoint-2.old-4242"));
+  fs::copy(dir.sub("checkpoint-2.old-4242"), dir.sub("tmp-checkpoint-2"),
+           fs::copy_options::recursive);
+  fs::copy(dir.sub("checkpoint-1"), dir.sub("checkpoint-1.old-999"), fs::copy_options::recursive);
+  ASSERT_EQ(get_last_checkpoint(dir.path()), dir.sub("checkpoint-1"));  // until repaired
+
+  ::testing::internal::CaptureStderr();
+  auto counter = run(saving_args(dir.path(), 3, 1), "last");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("restored " + dir.sub("checkpoint-2")), std::string::npos) << log;
+  EXPECT_EQ(counter->steps, 1);  // resumed from checkpoint-2, not checkpoint-1
+  EXPECT_EQ(testing::checkpoint_names(dir.path()),
+            (std::vector<std::string>{"checkpoint-1", "checkpoint-2", "checkpoint-3"}));
+  EXPECT_EQ(saved_global_step(dir.sub("checkpoint-2")), 2);
+  EXPECT_TRUE(names_containing(dir.path(), ".old-").empty());
+  EXPECT_TRUE(names_containing(dir.path(), "tmp-").empty());
+}
+
+TEST(TrainerCheckpointSafety, RecoveryRemovesLeftoversWhenTheCheckpointExists) {
+  testing::TempDir dir;
+  for (const char* n : {"checkpoint-5", "checkpoint-5.old-1", "checkpoint-7.old-2",
+                        "checkpoint-7.old-3", "other.old-4"})
+    fs::create_directories(dir.sub(n));
+  std::ofstream(dir.sub("checkpoint-7.old-2/marker")) << "kept";
+  EXPECT_EQ(train::recover_replaced_checkpoints(dir.path()),
+            (std::vector<std::string>{"checkpoint-7"}));
+  EXPECT_EQ(testing::checkpoint_names(dir.path()),
+            (std::vector<std::string>{"checkpoint-5", "checkpoint-7"}));
+  EXPECT_TRUE(fs::exists(dir.sub("checkpoint-7/marker")));  // the first copy, by name
+  EXPECT_EQ(names_containing(dir.path(), ".old-"), (std::vector<std::string>{"other.old-4"}));
+}
+
+}  // namespace
+}  // namespace loom
