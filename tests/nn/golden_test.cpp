@@ -15,29 +15,18 @@ namespace {
 using testing::close_scaled;
 using testing::Golden;
 
-struct Case {
-  std::string model;   // fixture directory
-  std::string device;  // "cpu" or "lazy"
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " on " << c.device; }
+using testing::ModelCase;
 
-std::shared_ptr<PretrainedModel> load(const std::string& model, const Device& dev) {
-  std::string dir = testing::model_fixture(model);
-  if (model == "gpt2") return GPT2LMHeadModel::from_pretrained(dir, dev);
-  if (model == "bert") return BertForMaskedLM::from_pretrained(dir, dev);
-  return BertForSequenceClassification::from_pretrained(dir, dev);
-}
-
-class GoldenModel : public ::testing::TestWithParam<Case> {
+class GoldenModel : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override { testing::reset_lazy_state(); }
 };
 
 TEST_P(GoldenModel, LogitsLossAndGradientsMatchTransformers) {
-  const Case& c = GetParam();
+  const ModelCase& c = GetParam();
   Device dev(c.device);
   Golden g = testing::load_golden(testing::model_fixture(c.model) + "/golden.safetensors");
-  auto model = load(c.model, dev);
+  auto model = testing::load_fixture_model(c.model, dev);
   ASSERT_FALSE(model->is_training()) << "from_pretrained returns an eval-mode model";
   ModelOutput out = model->forward(testing::golden_inputs(g, dev));
   out.loss.backward();
@@ -60,10 +49,10 @@ TEST_P(GoldenModel, LogitsLossAndGradientsMatchTransformers) {
 }
 
 TEST_P(GoldenModel, TrainModeAppliesDropoutAndEvalRestoresIt) {
-  const Case& c = GetParam();
+  const ModelCase& c = GetParam();
   Device dev(c.device);
   Golden g = testing::load_golden(testing::model_fixture(c.model) + "/golden.safetensors");
-  auto model = load(c.model, dev);
+  auto model = testing::load_fixture_model(c.model, dev);
   ModelInputs in = testing::golden_inputs(g, dev);
   model->train();  // the configs keep transformers' default dropout 0.1
   manual_seed(5);
@@ -77,15 +66,8 @@ TEST_P(GoldenModel, TrainModeAppliesDropoutAndEvalRestoresIt) {
   EXPECT_TRUE(close_scaled(model->forward(in).logits, g.at("logits"), 1e-4));
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return info.param.model + "_" + info.param.device;
-}
-
-INSTANTIATE_TEST_SUITE_P(Models, GoldenModel,
-                         ::testing::Values(Case{"gpt2", "cpu"}, Case{"gpt2", "lazy"},
-                                           Case{"bert", "cpu"}, Case{"bert", "lazy"},
-                                           Case{"bert_seqcls", "cpu"}, Case{"bert_seqcls", "lazy"}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(Models, GoldenModel, ::testing::ValuesIn(testing::all_model_cases()),
+                         testing::model_case_name);
 
 }  // namespace
 }  // namespace loom

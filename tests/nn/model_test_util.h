@@ -83,4 +83,28 @@ inline void reset_lazy_state() {
   metrics::reset();
 }
 
+/// A golden-model test case: a fixture directory of tests/fixtures/models
+/// and a device ("cpu" or "lazy").
+struct ModelCase {
+  std::string model;
+  std::string device;
+};
+inline void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.model << " on " << c.device; }
+inline std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& info) {
+  return info.param.model + "_" + info.param.device;
+}
+/// Every fixture model on both devices.
+inline std::vector<ModelCase> all_model_cases() {
+  return {{"gpt2", "cpu"},  {"gpt2", "lazy"},       {"bert", "cpu"},
+          {"bert", "lazy"}, {"bert_seqcls", "cpu"}, {"bert_seqcls", "lazy"}};
+}
+/// The fixture model `model` loaded with from_pretrained on `dev`.
+inline std::shared_ptr<PretrainedModel> load_fixture_model(const std::string& model,
+                                                           const Device& dev) {
+  std::string dir = model_fixture(model);
+  if (model == "gpt2") return GPT2LMHeadModel::from_pretrained(dir, dev);
+  if (model == "bert") return BertForMaskedLM::from_pretrained(dir, dev);
+  return BertForSequenceClassification::from_pretrained(dir, dev);
+}
+
 }  // namespace loom::testing

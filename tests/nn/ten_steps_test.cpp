@@ -17,28 +17,17 @@
 namespace loom {
 namespace {
 
-struct Case {
-  std::string model;   // fixture directory
-  std::string device;  // "cpu" or "lazy"
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " on " << c.device; }
-
-std::shared_ptr<PretrainedModel> load_model(const std::string& model, const Device& dev) {
-  std::string dir = testing::model_fixture(model);
-  if (model == "gpt2") return GPT2LMHeadModel::from_pretrained(dir, dev);
-  if (model == "bert") return BertForMaskedLM::from_pretrained(dir, dev);
-  return BertForSequenceClassification::from_pretrained(dir, dev);
-}
+using testing::ModelCase;
 
 struct StepRecord {
   std::vector<double> loss, grad_norm, lr;
 };
 
 // The fixture's loop: loss, backward, clip, AdamW, schedule, zero_grad.
-StepRecord ten_steps(const Case& c, const testing::Golden& g, bool bf16) {
+StepRecord ten_steps(const ModelCase& c, const testing::Golden& g, bool bf16) {
   Device dev(c.device);
   nlohmann::json meta = nlohmann::json::parse(g.metadata.at("golden"));
-  auto model = load_model(c.model, dev);
+  auto model = testing::load_fixture_model(c.model, dev);
   const auto& adamw = meta.at("adamw");
   auto groups =
       optim::weight_decay_groups(model->named_parameters(), adamw.at("weight_decay").get<double>());
@@ -83,13 +72,13 @@ StepRecord ten_steps(const Case& c, const testing::Golden& g, bool bf16) {
   return run;
 }
 
-class TenSteps : public ::testing::TestWithParam<Case> {
+class TenSteps : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override { testing::reset_lazy_state(); }
 };
 
 TEST_P(TenSteps, LossesGradNormsAndRatesMatchTransformers) {
-  const Case& c = GetParam();
+  const ModelCase& c = GetParam();
   testing::Golden g = testing::load_golden(testing::model_fixture(c.model) + "/golden.safetensors");
   StepRecord run = ten_steps(c, g, /*bf16=*/false);
   EXPECT_TRUE(testing::all_close(run.loss, g.at("train.loss").to_vector<double>(), 1e-4, 0))
@@ -103,7 +92,7 @@ TEST_P(TenSteps, LossesGradNormsAndRatesMatchTransformers) {
 }
 
 TEST_P(TenSteps, Bf16AutocastStaysWithin2e2OfF32) {
-  const Case& c = GetParam();
+  const ModelCase& c = GetParam();
   testing::Golden g = testing::load_golden(testing::model_fixture(c.model) + "/golden.safetensors");
   StepRecord bf16 = ten_steps(c, g, /*bf16=*/true);
   std::vector<double> f32 = g.at("train.loss").to_vector<double>();
@@ -113,15 +102,8 @@ TEST_P(TenSteps, Bf16AutocastStaysWithin2e2OfF32) {
   EXPECT_TRUE(any_differs) << "bf16 autocast changed nothing";
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return info.param.model + "_" + info.param.device;
-}
-
-INSTANTIATE_TEST_SUITE_P(Models, TenSteps,
-                         ::testing::Values(Case{"gpt2", "cpu"}, Case{"gpt2", "lazy"},
-                                           Case{"bert", "cpu"}, Case{"bert", "lazy"},
-                                           Case{"bert_seqcls", "cpu"}, Case{"bert_seqcls", "lazy"}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(Models, TenSteps, ::testing::ValuesIn(testing::all_model_cases()),
+                         testing::model_case_name);
 
 }  // namespace
 }  // namespace loom

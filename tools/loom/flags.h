@@ -17,6 +17,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/edit_distance.h"
+
 namespace loom::cli {
 
 /// One flag's description: `type` is "bool", "int", "float", "string" or one
@@ -63,7 +65,7 @@ class FlagSet {
   std::map<std::string, std::vector<std::string>> results_;
 };
 
-/// Levenshtein distance (insertions, deletions, substitutions cost 1).
-size_t edit_distance(const std::string& a, const std::string& b);
+/// Levenshtein distance (core/edit_distance.h), for "did you mean".
+using loom::edit_distance;
 
 }  // namespace loom::cli
