@@ -5,6 +5,7 @@
 // Exit codes: 0 success, 1 a user error (loom::Error or bad flags), 2 an
 // unexpected internal failure.
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -20,12 +21,9 @@ namespace {
 
 // Every subcommand, in the order `loom --help` lists them.
 constexpr loom::cli::AddCommand kCommands[] = {
-    loom::cli::add_info_command,
-    loom::cli::add_generate_command,
-    loom::cli::add_inspect_command,
-    loom::cli::add_tokenize_command,
-    loom::cli::add_train_command,
-    loom::cli::add_evaluate_command,
+    loom::cli::add_info_command,    loom::cli::add_generate_command,
+    loom::cli::add_inspect_command, loom::cli::add_tokenize_command,
+    loom::cli::add_train_command,   loom::cli::add_evaluate_command,
 };
 
 }  // namespace
@@ -43,8 +41,20 @@ int main(int argc, char** argv) {
       std::cerr << app.help();
       return 1;
     }
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 1;
+    // A missing or unconvertible value, an excluded pair...: one line, as
+    // every other user error (docs/cli.md).
+    std::cerr << "loom: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "loom: error: " << e.what() << "\n";  // a path the user gave
+    return 1;
   } catch (const loom::Error& e) {
     std::cerr << "loom: error: " << e.what() << "\n";
     return 1;
