@@ -19,16 +19,6 @@
 namespace loom {
 namespace {
 
-double now_seconds() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-double round_to(double v, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
 // transformers' speed_metrics for evaluate/predict: num_steps =
 // ceil(num_samples / eval batch size).
 void add_speed_metrics(Logs& m, const std::string& prefix, double start, int64_t num_samples,

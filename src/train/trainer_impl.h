@@ -5,6 +5,8 @@
 // Trainer (_tr_loss, _total_loss_scalar, _globalstep_last_logged, ...).
 #pragma once
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,6 +17,18 @@
 #include "loom/trainer.h"
 
 namespace loom {
+
+/// Wall-clock seconds since the epoch (transformers' time.time()).
+inline double now_seconds() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+/// `v` rounded to `digits` decimals, as Python's round() for speed metrics.
+inline double round_to(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
+}
 
 /// The numbers of transformers' set_initial_training_values.
 struct TrainPlan {

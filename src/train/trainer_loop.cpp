@@ -22,16 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double now_seconds() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-double round_to(double v, int digits) {
-  const double scale = std::pow(10.0, digits);
-  return std::round(v * scale) / scale;
-}
-
 // transformers' speed_metrics: <split>_runtime (4 decimals),
 // <split>_samples_per_second and <split>_steps_per_second (3 decimals).
 Logs speed_metrics(const std::string& split, double start, double num_samples, double num_steps) {
