@@ -15,17 +15,6 @@
 namespace loom::test {
 namespace {
 
-const Tokenizer& gpt2() {
-  static const Tokenizer tok = Tokenizer::from_pretrained(source_path("assets/tokenizers/gpt2"));
-  return tok;
-}
-
-const Tokenizer& bert() {
-  static const Tokenizer tok =
-      Tokenizer::from_pretrained(source_path("assets/tokenizers/bert-base-uncased"));
-  return tok;
-}
-
 std::string random_bytes(std::mt19937& rng, size_t max_len) {
   std::string s(rng() % (max_len + 1), '\0');
   for (char& c : s) c = static_cast<char>(rng() & 0xFF);

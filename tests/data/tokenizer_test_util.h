@@ -24,6 +24,17 @@ inline std::string source_path(const std::string& rel) {
   return std::string(LOOM_SOURCE_DIR) + "/" + rel;
 }
 
+/// The tokenizers shipped in assets/, loaded once per test binary.
+inline const Tokenizer& gpt2() {
+  static const Tokenizer tok = Tokenizer::from_pretrained(source_path("assets/tokenizers/gpt2"));
+  return tok;
+}
+inline const Tokenizer& bert() {
+  static const Tokenizer tok =
+      Tokenizer::from_pretrained(source_path("assets/tokenizers/bert-base-uncased"));
+  return tok;
+}
+
 inline nlohmann::json load_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << "cannot open " << path;

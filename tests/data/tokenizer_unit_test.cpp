@@ -21,17 +21,6 @@
 namespace loom::test {
 namespace {
 
-const Tokenizer& gpt2() {
-  static const Tokenizer tok = Tokenizer::from_pretrained(source_path("assets/tokenizers/gpt2"));
-  return tok;
-}
-
-const Tokenizer& bert() {
-  static const Tokenizer tok =
-      Tokenizer::from_pretrained(source_path("assets/tokenizers/bert-base-uncased"));
-  return tok;
-}
-
 std::string repaired(std::string_view in) {
   std::string out;
   data::unicode::repair_utf8(in, out);
