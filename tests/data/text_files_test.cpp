@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/error_of.h"
 #include "io/text_files.h"
 #include "loom/error.h"
 
@@ -19,14 +20,7 @@ std::vector<std::string> texts(const std::vector<TableCell>& row) {
   return out;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST(TextFiles, CsvQuotedFieldsBomAndCrlf) {
   std::string text =
