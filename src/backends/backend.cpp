@@ -33,6 +33,10 @@ void Backend::run_fused(const FusedCall& call) const {
     run(c);
     values.push_back({temps[k].data(), op.type});
   }
+  if (g.has_reduce) {  // reads the temporaries only, so it may run first
+    const compiler::FusedReduce& r = g.reduce;
+    run(OpCall{r.op, &r.attrs, {values[g.num_inputs() + r.arg]}, call.outputs.back()});
+  }
   for (size_t o = 0; o < g.outputs.size(); ++o) {
     const auto& t = temps[g.outputs[o]];
     std::copy(t.begin(), t.end(), static_cast<std::byte*>(call.outputs[o].data));

@@ -43,8 +43,10 @@ struct OpCall {
 using Kernel = void (*)(const OpCall&);
 
 /// A fused elementwise group to run: inputs in group.input_types order,
-/// outputs in group.outputs order. An output may share its buffer with an
-/// input of the same type (in-place: each element is read before written).
+/// outputs in group.outputs order, then the reduction's result when
+/// group.has_reduce. An output may share its buffer with an input of the
+/// same type (in-place: each element is read before written; the reduction's
+/// result is written after every input element was read).
 struct FusedCall {
   const compiler::FusedGroup* group = nullptr;
   std::vector<ConstView> inputs;

@@ -1,7 +1,10 @@
 // Lowering an optimized graph into a Program: producer-consumer fusion of
 // elementwise instrs of one shape (a group closes as soon as an instr outside
-// it reads one of its values, which keeps the schedule topological), then
-// liveness (the last step reading each value).
+// it reads one of its values, which keeps the schedule topological); a float
+// sum/mean/max/min of a group member over contiguous axes joins the group as
+// its one reduction (later elementwise members may still join, but not ones
+// that read the reduction's result); then liveness (the last step reading
+// each value).
 #include <algorithm>
 
 #include "compiler/program.h"
@@ -26,14 +29,49 @@ bool is_fusible(const ir::Instr& in, const ir::Graph& g) {
   return true;
 }
 
+bool reduce_layout(const Shape& shape, const std::vector<int64_t>& axes, int64_t* outer,
+                   int64_t* size, int64_t* inner) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t ax : axes)
+    if (ax >= 0 && ax < rank) reduced[ax] = true;
+  *outer = *size = *inner = 1;
+  int runs = 0;
+  bool prev = false, seen = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (shape[d] == 1) continue;
+    if (reduced[d] && !prev) ++runs;
+    prev = reduced[d];
+    if (reduced[d])
+      *size *= shape[d], seen = true;
+    else
+      (seen ? *inner : *outer) *= shape[d];
+  }
+  return runs <= 1;
+}
+
 namespace {
+
+// Columns of a column reduction (inner > 1) are evaluated kMinFusedInner or
+// more at a time; narrower ones would cost more in interpreter overhead
+// than the saved memory pass.
+constexpr int64_t kMinFusedInner = 64;
+
+bool is_fusible_reduce(const ir::Instr& in, const ir::Graph& g) {
+  if (in.op != OpKind::k_sum && in.op != OpKind::k_mean && in.op != OpKind::k_max &&
+      in.op != OpKind::k_min)
+    return false;
+  return in.operands.size() == 1 && is_floating(in.type.dtype) &&
+         is_floating(g.type_of(in.operands[0]).dtype);
+}
 
 struct Builder {
   const ir::Graph& g;
   Program prog;
-  std::vector<int> group_of;  // value -> step index of its open/closed fused group, -1
-  std::vector<bool> open;     // per step: group still accepts members
-  std::vector<int> step_of;   // value -> step that produces it (-1: graph input)
+  std::vector<int> group_of;      // value -> step index of its open/closed fused group, -1
+  std::vector<bool> open;         // per step: group still accepts members
+  std::vector<int> step_of;       // value -> step that produces it (-1: graph input)
+  std::vector<int> reduce_value;  // per step: value id of its fused reduction, -1
 
   explicit Builder(const ir::Graph& graph)
       : g(graph), group_of(graph.num_values(), -1), step_of(graph.num_values(), -1) {
@@ -72,6 +110,24 @@ struct Builder {
       }
   }
 
+  // Attaches reduction `in` (value `id`) to the open group that produced its
+  // operand, when the reduced axes stream. The group stays open; its result
+  // is not a member (step_of = s, so pick_group keeps its readers out).
+  bool attach_reduce(const ir::Instr& in, int id) {
+    if (!is_fusible_reduce(in, g)) return false;
+    int v = in.operands[0], s = group_of[v];
+    if (s < 0 || !open[s] || prog.steps[s].group.has_reduce) return false;
+    FusedReduce r{in.op, in.attrs, v, in.type};
+    if (!reduce_layout(g.type_of(v).shape, in.attrs.axes, &r.outer, &r.size, &r.inner))
+      return false;
+    if (r.size < 2 || (r.inner > 1 && r.inner < kMinFusedInner)) return false;
+    prog.steps[s].group.has_reduce = true;
+    prog.steps[s].group.reduce = r;
+    reduce_value[s] = id;
+    step_of[id] = s;
+    return true;
+  }
+
   // A group runs at its first member's position, so a new member's other
   // operands must already exist there.
   int pick_group(const ir::Instr& in) {
@@ -98,12 +154,14 @@ struct Builder {
           step.group.shape = in.type.shape;
           prog.steps.push_back(step);
           open.push_back(true);
+          reduce_value.push_back(-1);
           s = static_cast<int>(prog.steps.size()) - 1;
         }
         add_to_group(s, id, in);
         step_of[id] = s;
         continue;
       }
+      if (fuse && attach_reduce(in, id)) continue;
       close_groups_read_by(in);
       Step step;
       step.instr = in;
@@ -111,6 +169,7 @@ struct Builder {
       step.outputs = {id};
       prog.steps.push_back(step);
       open.push_back(false);
+      reduce_value.push_back(-1);
       step_of[id] = static_cast<int>(prog.steps.size()) - 1;
     }
   }
@@ -122,9 +181,14 @@ struct Builder {
     for (int v : g.outputs) needed[v] = true;
     for (const Step& s : prog.steps)
       for (int v : s.inputs) needed[v] = true;
-    for (Step& s : prog.steps) {
+    for (size_t i = 0; i < prog.steps.size(); ++i) {
+      Step& s = prog.steps[i];
       if (!s.fused) continue;
       translate_args(s);
+      if (s.group.has_reduce) {  // value id -> body index
+        auto m = std::find(s.outputs.begin(), s.outputs.end(), s.group.reduce.arg);
+        s.group.reduce.arg = static_cast<int>(m - s.outputs.begin());
+      }
       std::vector<int> outs, body_outs;
       for (size_t k = 0; k < s.outputs.size(); ++k)
         if (needed[s.outputs[k]]) {
@@ -133,6 +197,11 @@ struct Builder {
         }
       s.outputs = outs;
       s.group.outputs = body_outs;
+      if (s.group.has_reduce) {
+        s.outputs.push_back(reduce_value[i]);
+        ++prog.num_fused_groups;
+        continue;
+      }
       if (s.group.body.size() == 1 && !s.outputs.empty()) {
         s.fused = false;
         s.instr = g.instr_of(s.outputs[0]);

@@ -1,6 +1,9 @@
 // Program: the backend-neutral executable of one graph — a schedule of steps
 // over value slots. A step runs either one op (a kernel call) or a fused
-// elementwise group that reads each input and writes each output once.
+// elementwise group that reads each input and writes each output once, and
+// may end in one reduction (sum/mean/max/min) of one of its values, computed
+// as the elements are produced (the reduced value is never materialized
+// unless something else reads it).
 // `free_after` lists the values whose buffers die after the step (liveness),
 // so the runner can release or reuse them.
 #pragma once
@@ -20,22 +23,37 @@ struct FusedOp {
   ops::TensorType type;
 };
 
+/// The reduction a fused group ends in: `op` (k_sum, k_mean, k_max, k_min)
+/// with `attrs` (axes, keepdim) applied to body[arg], whose shape is the
+/// group's. The reduced axes are contiguous once size-1 dims are dropped, so
+/// the group's elements are [outer, size, inner] with `size` reduced.
+struct FusedReduce {
+  ops::OpKind op = ops::OpKind::k_sum;
+  ops::Attrs attrs;
+  int arg = -1;  // body index (group-input indices are not allowed)
+  ops::TensorType type;
+  int64_t outer = 1, size = 1, inner = 1;
+};
+
 /// A chain of elementwise ops over one shape. Every input has that shape or
-/// one element (a broadcast scalar); every output has that shape.
+/// one element (a broadcast scalar); every body output has that shape. With
+/// `has_reduce`, the step's last output is the reduction's result.
 struct FusedGroup {
   Shape shape;
   std::vector<ops::TensorType> input_types;
   std::vector<FusedOp> body;
   std::vector<int> outputs;  // body indices materialized to buffers
+  bool has_reduce = false;
+  FusedReduce reduce;
   int num_inputs() const { return static_cast<int>(input_types.size()); }
 };
 
 struct Step {
   bool fused = false;
-  ir::Instr instr;          // when !fused
-  FusedGroup group;         // when fused
-  std::vector<int> inputs;  // value ids read
-  std::vector<int> outputs; // value ids written
+  ir::Instr instr;           // when !fused
+  FusedGroup group;          // when fused
+  std::vector<int> inputs;   // value ids read
+  std::vector<int> outputs;  // value ids written
   std::vector<int> free_after;
 };
 
@@ -46,11 +64,18 @@ struct Program {
 };
 
 /// Schedules `graph` (already optimized) into steps, fusing elementwise
-/// chains when `fuse`, and computes liveness.
+/// chains (and a reduction one of them feeds) when `fuse`, and computes
+/// liveness.
 Program lower(const ir::Graph& graph, bool fuse);
 
 /// True for ops a fused group may contain (float elementwise math,
 /// comparisons, where, float casts).
 bool is_fusible(const ir::Instr& instr, const ir::Graph& graph);
+
+/// The [outer, size, inner] view of reducing `shape` over `axes` (empty =
+/// all), or false when the reduced axes are not contiguous (ignoring size-1
+/// dims) and a fused reduction cannot stream over them.
+bool reduce_layout(const Shape& shape, const std::vector<int64_t>& axes, int64_t* outer,
+                   int64_t* size, int64_t* inner);
 
 }  // namespace loom::compiler

@@ -128,14 +128,15 @@ TEST(Fusion, ElementwiseChainIsOneStep) {
       "  %2 = mul(%0, %1) : f32[64]\n"
       "  %3 = exp(%2) : f32[64]\n"
       "  %4 = add(%3, %0) : f32[64]\n"
-      "  %5 = sum(%4) : f32[]\n"
-      "  %6 = sub(%4, %5) : f32[64]\n"
-      "  return (%6)\n}\n");
+      "  %5 = sub(%4, %1) : f32[64]\n"
+      "  %6 = var(%5) : f32[]\n"
+      "  %7 = mul(%4, %6) : f32[64]\n"
+      "  return (%7)\n}\n");
   Program p = lower(g, true);
-  ASSERT_EQ(p.steps.size(), 3u);  // fused {mul, exp, add}, sum, sub
+  ASSERT_EQ(p.steps.size(), 3u);  // fused {mul, exp, add, sub}, var (not fusible), mul
   EXPECT_TRUE(p.steps[0].fused);
-  EXPECT_EQ(p.steps[0].group.body.size(), 3u);
-  EXPECT_EQ(p.steps[0].outputs, (std::vector<int>{4}));  // only %4 leaves the group
+  EXPECT_EQ(p.steps[0].group.body.size(), 4u);
+  EXPECT_EQ(p.steps[0].outputs, (std::vector<int>{4, 5}));  // %4 and %5 leave the group
   EXPECT_FALSE(p.steps[1].fused);
   EXPECT_FALSE(p.steps[2].fused);
 }

@@ -15,7 +15,6 @@
 namespace loom::backends::cpu {
 namespace {
 
-constexpr int64_t kFusedChunk = kChunk;  // unary_f32 takes at most kChunk values
 using ops::OpKind;
 
 void load_chunk(const ConstView& v, int64_t begin, int64_t n, float* dst) {
@@ -149,29 +148,39 @@ void eval_op(const compiler::FusedOp& op, const std::vector<const float*>& args,
 
 }  // namespace
 
+float* eval_fused_chunk(const FusedCall& call, int64_t begin, int64_t n) {
+  const compiler::FusedGroup& g = *call.group;
+  int ni = g.num_inputs();
+  // Scratch per thread, kept between calls and never zero-filled: every
+  // slot is written (load_chunk / eval_op) before it is read.
+  static thread_local std::vector<float> buf;
+  size_t need = (ni + g.body.size()) * kFusedChunk;
+  if (buf.size() < need) buf.resize(need);
+  auto slot = [&](int k) { return buf.data() + k * kFusedChunk; };
+  for (int k = 0; k < ni; ++k) load_chunk(call.inputs[k], begin, n, slot(k));
+  std::vector<const float*> args;
+  for (size_t k = 0; k < g.body.size(); ++k) {
+    args.clear();
+    for (int a : g.body[k].args) args.push_back(slot(a));
+    eval_op(g.body[k], args, slot(ni + static_cast<int>(k)), n);
+  }
+  for (size_t o = 0; o < g.outputs.size(); ++o)
+    store_chunk(call.outputs[o], begin, n, slot(ni + g.outputs[o]));
+  return buf.data();
+}
+
 void run_fused_chunked(const FusedCall& call) {
   const compiler::FusedGroup& g = *call.group;
+  if (g.has_reduce) {
+    run_fused_reduce(call);
+    return;
+  }
   int64_t total = numel(g.shape);
   int64_t chunks = (total + kFusedChunk - 1) / kFusedChunk;
-  int ni = g.num_inputs();
 #pragma omp parallel for schedule(static) if (chunks > 4)
   for (int64_t c = 0; c < chunks; ++c) {
-    int64_t begin = c * kFusedChunk, n = std::min(kFusedChunk, total - begin);
-    // Scratch per thread, kept between calls and never zero-filled: every
-    // slot is written (load_chunk / eval_op) before it is read.
-    static thread_local std::vector<float> buf;
-    size_t need = (ni + g.body.size()) * kFusedChunk;
-    if (buf.size() < need) buf.resize(need);
-    auto slot = [&](int k) { return buf.data() + k * kFusedChunk; };
-    for (int k = 0; k < ni; ++k) load_chunk(call.inputs[k], begin, n, slot(k));
-    std::vector<const float*> args;
-    for (size_t k = 0; k < g.body.size(); ++k) {
-      args.clear();
-      for (int a : g.body[k].args) args.push_back(slot(a));
-      eval_op(g.body[k], args, slot(ni + static_cast<int>(k)), n);
-    }
-    for (size_t o = 0; o < g.outputs.size(); ++o)
-      store_chunk(call.outputs[o], begin, n, slot(ni + g.outputs[o]));
+    int64_t begin = c * kFusedChunk;
+    eval_fused_chunk(call, begin, std::min(kFusedChunk, total - begin));
   }
 }
 

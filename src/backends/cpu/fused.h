@@ -1,11 +1,29 @@
-// The cpu backend's fused elementwise kernel (chunked interpreter).
+// The cpu backend's fused kernels: a chunked interpreter for elementwise
+// groups (fused.cpp) and for groups that end in a reduction
+// (fused_reduce.cpp).
 #pragma once
 
 #include "backends/backend.h"
+#include "backends/cpu/kernels.h"
 
 namespace loom::backends::cpu {
 
-/// Runs a fused elementwise group chunk by chunk (fused.cpp).
+/// Elements per interpreter chunk (unary_f32 takes at most kChunk values).
+inline constexpr int64_t kFusedChunk = kChunk;
+
+/// Runs a fused group chunk by chunk (fused.cpp); one ending in a reduction
+/// goes to run_fused_reduce.
 void run_fused_chunked(const FusedCall& call);
+
+/// Evaluates the group's body over its elements [begin, begin + n)
+/// (n <= kFusedChunk), stores the materialized outputs there and returns the
+/// calling thread's scratch: slot k (inputs first, then body values) starts
+/// at k * kFusedChunk and stays valid until this thread's next call.
+float* eval_fused_chunk(const FusedCall& call, int64_t begin, int64_t n);
+
+/// Runs a group with has_reduce: the body is evaluated chunk by chunk and
+/// body[reduce.arg] is reduced as it is produced (fused_reduce.cpp).
+/// Float sums accumulate in double, as cpu_reduce does.
+void run_fused_reduce(const FusedCall& call);
 
 }  // namespace loom::backends::cpu

@@ -1,0 +1,219 @@
+// Fusion of elementwise chains with the reduction they feed: which reductions
+// join a group (lowering), and that the fused kernels (cpu interpreter and
+// the default op-by-op run_fused of the reference backend) compute what the
+// unfused program computes, for row, column and whole-tensor reductions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include "backends/backend.h"
+#include "compiler/program.h"
+#include "ir/graph.h"
+#include "loom/dtype.h"
+#include "ops/compare.h"
+
+namespace loom::compiler {
+namespace {
+
+// Runs `p` on `backend` with the given input values (one list per graph
+// input, converted to its dtype); returns every graph output as doubles.
+std::vector<std::vector<double>> run_fused_program(const Program& p,
+                                                   const backends::Backend& backend,
+                                                   const std::vector<std::vector<double>>& in) {
+  const ir::Graph& g = p.graph;
+  std::vector<std::vector<std::byte>> slots(g.num_values());
+  for (size_t i = 0; i < in.size(); ++i) {
+    slots[i].resize(g.inputs[i].nbytes());
+    for (size_t k = 0; k < in[i].size(); ++k)
+      store_from_double(slots[i].data(), g.inputs[i].dtype, k, in[i][k]);
+  }
+  for (const Step& s : p.steps) {
+    for (int v : s.outputs) slots[v].resize(g.type_of(v).nbytes());
+    if (s.fused) {
+      backends::FusedCall call{&s.group, {}, {}};
+      for (int v : s.inputs) call.inputs.push_back({slots[v].data(), g.type_of(v)});
+      for (int v : s.outputs) call.outputs.push_back({slots[v].data(), g.type_of(v)});
+      backend.run_fused(call);
+    } else {
+      backends::OpCall call{s.instr.op, &s.instr.attrs, {}, {}};
+      for (int v : s.inputs) call.inputs.push_back({slots[v].data(), g.type_of(v)});
+      call.output = {slots[s.outputs[0]].data(), s.instr.type};
+      backend.run(call);
+    }
+  }
+  std::vector<std::vector<double>> out;
+  for (int v : g.outputs) {
+    const ops::TensorType& t = g.type_of(v);
+    std::vector<double> vals(t.numel());
+    for (size_t k = 0; k < vals.size(); ++k) vals[k] = load_as_double(slots[v].data(), t.dtype, k);
+    out.push_back(vals);
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> random_inputs(const ir::Graph& g, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> dist(0.0, 1.0);
+  std::vector<std::vector<double>> in;
+  for (const ops::TensorType& t : g.inputs) {
+    std::vector<double> v(t.numel());
+    for (double& x : v) x = dist(rng);
+    in.push_back(v);
+  }
+  return in;
+}
+
+// The fused reduction step of `p` (fails the test when there is none).
+const Step* reduce_step(const Program& p) {
+  for (const Step& s : p.steps)
+    if (s.fused && s.group.has_reduce) return &s;
+  return nullptr;
+}
+
+// Lowers `text` fused and unfused, runs both on the cpu backend and the
+// fused one on the reference backend; every output must agree with the
+// unfused cpu program to `rtol`.
+void expect_fused_matches(const std::string& text, double rtol, unsigned seed = 1,
+                          std::vector<std::vector<double>> in = {}) {
+  ir::Graph g = ir::parse(text);
+  ir::verify(g);
+  Program fused = lower(g, true), plain = lower(g, false);
+  ASSERT_NE(reduce_step(fused), nullptr) << "no fused reduction in\n" << text;
+  if (in.empty()) in = random_inputs(g, seed);
+  auto want = run_fused_program(plain, backends::cpu_backend(), in);
+  auto got = run_fused_program(fused, backends::cpu_backend(), in);
+  auto ref = run_fused_program(fused, backends::reference_backend(), in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_TRUE(testing::all_close(got[k], want[k], rtol, 1e-6, "cpu output " + std::to_string(k)));
+    EXPECT_TRUE(testing::all_close(ref[k], want[k], 1e-5, 1e-5, "ref output " + std::to_string(k)));
+  }
+}
+
+TEST(FusedReduce, ChainIntoSumIsOneStep) {
+  ir::Graph g = ir::parse(
+      "graph(%0: f32[64], %1: f32[]) {\n"
+      "  %2 = mul(%0, %1) : f32[64]\n"
+      "  %3 = exp(%2) : f32[64]\n"
+      "  %4 = add(%3, %0) : f32[64]\n"
+      "  %5 = sum(%4) : f32[]\n"
+      "  %6 = sub(%4, %5) : f32[64]\n"
+      "  return (%6)\n}\n");
+  Program p = lower(g, true);
+  ASSERT_EQ(p.steps.size(), 2u);  // fused {mul, exp, add; sum}, sub
+  ASSERT_TRUE(p.steps[0].fused);
+  EXPECT_TRUE(p.steps[0].group.has_reduce);
+  EXPECT_EQ(p.steps[0].group.body.size(), 3u);
+  EXPECT_EQ(p.steps[0].group.reduce.arg, 2);                // body index of %4
+  EXPECT_EQ(p.steps[0].outputs, (std::vector<int>{4, 5}));  // %4 is read by sub
+  EXPECT_EQ(p.steps[0].group.reduce.size, 64);
+  EXPECT_FALSE(p.steps[1].fused);
+}
+
+// grad-norm style: the squared values never reach memory.
+TEST(FusedReduce, ReducedValueIsNotMaterialized) {
+  ir::Graph g = ir::parse(
+      "graph(%0: f32[32,128]) {\n"
+      "  %1 = mul(%0, %0) : f32[32,128]\n"
+      "  %2 = sum(%1) : f32[]\n"
+      "  return (%2)\n}\n");
+  Program p = lower(g, true);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_TRUE(p.steps[0].fused);
+  EXPECT_TRUE(p.steps[0].group.outputs.empty());
+  EXPECT_EQ(p.steps[0].outputs, (std::vector<int>{2}));
+  EXPECT_EQ(p.num_fused_groups, 1);
+}
+
+TEST(FusedReduce, LayoutsThatDoNotStreamStaySeparate) {
+  auto steps_of = [](const std::string& body, const std::string& type) {
+    ir::Graph g =
+        ir::parse("graph(%0: f32[4,8,64]) {\n  %1 = exp(%0) : f32[4,8,64]\n  %2 = " + body + " : " +
+                  type + "\n  return (%2)\n}\n");
+    return lower(g, true).steps.size();
+  };
+  EXPECT_EQ(steps_of("sum(%1) axes=[2]", "f32[4,8]"), 1u);   // rows
+  EXPECT_EQ(steps_of("sum(%1) axes=[0,1]", "f32[64]"), 1u);  // columns, inner 64
+  EXPECT_EQ(steps_of("max(%1) axes=[1]", "f32[4,64]"), 1u);  // middle axis
+  EXPECT_EQ(steps_of("sum(%1) axes=[0,2]", "f32[8]"), 2u);   // not contiguous
+  EXPECT_EQ(steps_of("sum(%1) axes=[0]", "f32[8,64]"), 1u);  // inner 8*64
+  EXPECT_EQ(steps_of("argmax(%1) axis=2", "i64[4,8]"), 2u);  // not a fusible reduction
+  EXPECT_EQ(steps_of("var(%1) axes=[2]", "f32[4,8]"), 2u);   // two passes
+  ir::Graph narrow = ir::parse(
+      "graph(%0: f32[64,8]) {\n  %1 = exp(%0) : f32[64,8]\n"
+      "  %2 = sum(%1) axes=[0] : f32[8]\n  return (%2)\n}\n");
+  EXPECT_EQ(lower(narrow, true).steps.size(), 2u);  // 8 columns: not worth it
+  ir::Graph input_only =
+      ir::parse("graph(%0: f32[64]) {\n  %1 = sum(%0) : f32[]\n  return (%1)\n}\n");
+  EXPECT_EQ(reduce_step(lower(input_only, true)), nullptr);
+}
+
+TEST(FusedReduce, RowSumsOverManyChunks) {
+  // 3000 = 2 whole chunks + a partial one per row; %3 is also an output.
+  expect_fused_matches(
+      "graph(%0: f32[7,3000], %1: f32[7,3000]) {\n"
+      "  %2 = sub(%0, %1) : f32[7,3000]\n"
+      "  %3 = mul(%2, %2) : f32[7,3000]\n"
+      "  %4 = sum(%3) axes=[1] keepdim=true : f32[7,1]\n"
+      "  return (%4, %3)\n}\n",
+      1e-6);
+}
+
+TEST(FusedReduce, MeanMaxMinOfRows) {
+  for (const char* op : {"mean", "max", "min"})
+    expect_fused_matches(std::string("graph(%0: f32[5,2500]) {\n"
+                                     "  %1 = tanh(%0) : f32[5,2500]\n"
+                                     "  %2 = ") +
+                             op + "(%1) axes=[1] : f32[5]\n  return (%2)\n}\n",
+                         0);
+}
+
+TEST(FusedReduce, MaxPropagatesNaN) {
+  const std::string text =
+      "graph(%0: f32[2,1500]) {\n"
+      "  %1 = exp(%0) : f32[2,1500]\n"
+      "  %2 = max(%1) axes=[1] : f32[2]\n"
+      "  return (%2)\n}\n";
+  std::vector<std::vector<double>> in = random_inputs(ir::parse(text), 3);
+  in[0][1400] = NAN;  // row 0, second chunk
+  expect_fused_matches(text, 0, 1, in);
+}
+
+TEST(FusedReduce, ColumnSums) {
+  // One outer slice, 2 column tiles: rows split into fixed ranges.
+  expect_fused_matches(
+      "graph(%0: f32[300,1500], %1: f32[]) {\n"
+      "  %2 = mul(%0, %1) : f32[300,1500]\n"
+      "  %3 = relu(%2) : f32[300,1500]\n"
+      "  %4 = sum(%3) axes=[0] : f32[1500]\n"
+      "  return (%4)\n}\n",
+      1e-6);
+  // Middle axis, many outer slices: unsplit, same order as cpu_reduce.
+  expect_fused_matches(
+      "graph(%0: f32[9,40,128]) {\n"
+      "  %1 = neg(%0) : f32[9,40,128]\n"
+      "  %2 = mean(%1) axes=[1] : f32[9,128]\n"
+      "  return (%2)\n}\n",
+      0);
+}
+
+TEST(FusedReduce, WholeTensorAndBf16) {
+  expect_fused_matches(
+      "graph(%0: f32[5000]) {\n"
+      "  %1 = sigmoid(%0) : f32[5000]\n"
+      "  %2 = sum(%1) : f32[]\n"
+      "  return (%2)\n}\n",
+      1e-6);
+  expect_fused_matches(
+      "graph(%0: bf16[6,700]) {\n"
+      "  %1 = gelu(%0) : bf16[6,700]\n"
+      "  %2 = sum(%1) axes=[1] : bf16[6]\n"
+      "  return (%2)\n}\n",
+      1e-2);
+}
+
+}  // namespace
+}  // namespace loom::compiler
