@@ -4,6 +4,7 @@
 // $LOOM_DUMP_IR/<hash>.<n>.<pass>.ir when LOOM_DUMP_IR is set.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,13 +32,35 @@ class PassPipeline {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
-/// The default pipeline: algebraic, const_fold, cse, dce.
+/// The default pipeline: decompose, algebraic, const_fold, cse, dce.
+/// `supported(op)` says whether the backend that will run the graph has a
+/// kernel for `op` (backends::Backend::supports); composite ops it lacks,
+/// and those named by LOOM_DECOMPOSE, are decomposed first so the later
+/// passes clean the expansion up. Throws loom::Error when LOOM_DECOMPOSE
+/// names an unknown or non-composite op.
+PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported);
+/// default_pipeline() for a backend with every kernel (only LOOM_DECOMPOSE
+/// decomposes anything).
 PassPipeline default_pipeline();
 
 std::unique_ptr<Pass> make_dce();
 std::unique_ptr<Pass> make_cse();
 std::unique_ptr<Pass> make_algebraic();
 std::unique_ptr<Pass> make_const_fold();
+/// Rewrites each composite op (softmax, log_softmax, layer_norm,
+/// cross_entropy, attention) for which `supported(op)` is false into
+/// primitive ops with the reference kernels' formulas (max-shifted softmax;
+/// biased variance, eps inside the rsqrt; ignore_index and label smoothing;
+/// causal/bool/float masks, a fully masked row gives zeros), computed in f32
+/// with bf16/f16 cast up and the result cast back, as the cpu kernels do.
+/// Ops it cannot rewrite (cross_entropy with C = 0) are left in place, so
+/// the backend's "[op] not supported by backend X" error still fires.
+std::unique_ptr<Pass> make_decompose(std::function<bool(ops::OpKind)> supported);
+/// The composite ops LOOM_DECOMPOSE forces to be decomposed even when the
+/// backend has them: a comma-separated list of op names, or "all"; empty when
+/// unset. Throws loom::Error "[decompose] LOOM_DECOMPOSE names unknown op 'x'"
+/// for a name that is not an op or not a composite op.
+std::vector<ops::OpKind> forced_decompositions();
 
 /// Rebuilds `graph` with every use of value v replaced by replace[v]
 /// (replace[v] <= v; identity for unchanged values). Outputs are remapped too.

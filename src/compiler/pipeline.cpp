@@ -1,4 +1,5 @@
 // PassPipeline, the default pipeline and the shared replace_uses helper.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -39,10 +40,22 @@ bool PassPipeline::run(ir::Graph& graph) const {
   return changed;
 }
 
-PassPipeline default_pipeline() {
+PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported) {
+  std::vector<ops::OpKind> forced = forced_decompositions();
+  auto keep = [supported = std::move(supported), forced](ops::OpKind op) {
+    return supported(op) && std::find(forced.begin(), forced.end(), op) == forced.end();
+  };
   PassPipeline p;
-  p.add(make_algebraic()).add(make_const_fold()).add(make_cse()).add(make_dce());
+  p.add(make_decompose(keep))
+      .add(make_algebraic())
+      .add(make_const_fold())
+      .add(make_cse())
+      .add(make_dce());
   return p;
+}
+
+PassPipeline default_pipeline() {
+  return default_pipeline([](ops::OpKind) { return true; });
 }
 
 void replace_uses(ir::Graph& graph, const std::vector<int>& replace) {

@@ -141,7 +141,8 @@ void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal
 }
 
 // ---- compile ----
-std::shared_ptr<const compiler::Program> compile(const Collected& c, const Hash128& key) {
+std::shared_ptr<const compiler::Program> compile(const Collected& c, const Hash128& key,
+                                                 const backends::Backend& backend) {
   State& s = state();
   if (auto hit = s.cache.get(key)) {
     metrics::add_counter("CachedCompile");
@@ -161,7 +162,7 @@ std::shared_ptr<const compiler::Program> compile(const Collected& c, const Hash1
     }
     metrics::add_counter("UncachedCompile");
     ir::Graph g = c.graph;
-    compiler::default_pipeline().run(g);
+    compiler::default_pipeline([&backend](ops::OpKind op) { return backend.supports(op); }).run(g);
     optimized = std::move(g);
     disk_cache_store(key, *optimized);
   }
@@ -330,8 +331,10 @@ void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backe
   Collected& c = job->collected;
   if (c.output_nodes.empty()) return;
   metrics::add_time("TensorsGraphSize", static_cast<int64_t>(c.graph.instrs.size()));
-  Hash128 key = hash_combine(ir::graph_hash(c.graph), hash_string({1, 2}, backend_name));
-  job->program = compile(c, key);
+  std::string options = backend_name;  // LOOM_DECOMPOSE changes the compiled graph
+  if (const char* d = std::getenv("LOOM_DECOMPOSE")) options += std::string(";decompose=") + d;
+  Hash128 key = hash_combine(ir::graph_hash(c.graph), hash_string({1, 2}, options));
+  job->program = compile(c, key, backends::backend_by_name(backend_name));
   job->backend = backend_name;
   std::shared_future<void> ready = job->done.get_future().share();
   // Internal nodes, held by shared_ptr: clearing one's operands may free others.
