@@ -237,6 +237,65 @@ TEST(Decompose, EnvListsForcedOps) {
   EXPECT_TRUE(forced_decompositions().empty());
 }
 
+// Shapes and options the numerics tests above do not reach: causal with
+// T > S, a 1-d bool mask and a float mask under causal, f16, a size-1 softmax
+// axis, rank 0, cross_entropy with no rows.
+TEST(Decompose, EdgeShapesMatchTheReference) {
+  ops::Attrs a;
+  Operand q = cpu_test::random_operand({2, 6, 8}, DType::f32, 21);
+  Operand k = cpu_test::random_operand({2, 4, 8}, DType::f32, 22);
+  Operand v = cpu_test::random_operand({2, 4, 3}, DType::f32, 23);
+  a.causal = true;
+  expect_decomposition_matches(OpKind::k_attention, a, {q, k, v}, "causal T > S");
+  Operand m1 = cpu_test::operand_of({1, 0, 1, 1}, {4}, DType::boolean);
+  expect_decomposition_matches(OpKind::k_attention, a, {q, k, v, m1}, "causal + 1-d bool mask");
+  Operand fm = cpu_test::random_operand({6, 4}, DType::f32, 24, -2, 0);
+  expect_decomposition_matches(OpKind::k_attention, a, {q, k, v, fm}, "causal + float mask");
+  a.causal = false;
+  expect_decomposition_matches(OpKind::k_attention, a,
+                               {cpu_test::random_operand({3, 8}, DType::f16, 25),
+                                cpu_test::random_operand({5, 8}, DType::f16, 26),
+                                cpu_test::random_operand({5, 2}, DType::f16, 27)},
+                               "f16, rank 2");
+  ops::Attrs s;
+  s.axis = 1;
+  expect_decomposition_matches(OpKind::k_softmax, s,
+                               {cpu_test::random_operand({3, 1, 4}, DType::f32, 28)},
+                               "softmax over a size-1 axis");
+  s.axis = 0;
+  expect_decomposition_matches(OpKind::k_log_softmax, s,
+                               {cpu_test::random_operand({}, DType::f32, 29)}, "rank 0");
+  ops::Attrs c;
+  c.index = -100;
+  expect_decomposition_matches(
+      OpKind::k_cross_entropy, c,
+      {cpu_test::random_operand({0, 5}, DType::f32, 30), cpu_test::operand_of({}, {0}, DType::i64)},
+      "no rows: NaN");
+  ops::Attrs l;
+  l.scalar = 1e-5;
+  expect_decomposition_matches(OpKind::k_layer_norm, l,
+                               {cpu_test::random_operand({3, 32}, DType::f16, 31),
+                                cpu_test::random_operand({32}, DType::f16, 32),
+                                cpu_test::random_operand({32}, DType::f16, 33)},
+                               "layer_norm f16");
+}
+
+// Head size 0: the reference (and the cpu kernel, which defers to it) gives
+// zeros for any scale; the default scale 1/sqrt(0) = inf made the
+// decomposition's scores 0 * inf = NaN.
+TEST(Decompose, AttentionWithHeadSizeZero) {
+  Operand q = cpu_test::random_operand({2, 3, 0}, DType::f32, 1);
+  Operand k = cpu_test::random_operand({2, 4, 0}, DType::f32, 2);
+  Operand v = cpu_test::random_operand({2, 4, 5}, DType::f32, 3);
+  ops::Attrs a;
+  expect_decomposition_matches(OpKind::k_attention, a, {q, k, v}, "default scale: zeros");
+  a.causal = true;
+  expect_decomposition_matches(OpKind::k_attention, a, {q, k, v}, "causal, default scale");
+  a.causal = false;
+  a.scalar = 0.5;
+  expect_decomposition_matches(OpKind::k_attention, a, {q, k, v}, "scale 0.5");
+}
+
 // ---- end to end on the lazy device ----
 
 struct Step {

@@ -139,7 +139,8 @@ int decompose_attention(Builder& b, const ir::Instr& in, const std::vector<int>&
   const Shape& qs = b.type(o[0]).shape;
   size_t r = qs.size();
   int64_t t = qs[r - 2], d = qs[r - 1], s_len = b.type(o[1]).shape[r - 2];
-  if (in.type.numel() == 0 || s_len == 0) return b.full(in.type.shape, 0, in.type.dtype);
+  // No keys or head size 0 (scores 0 * 1/sqrt(0)): zeros, as the reference.
+  if (in.type.numel() == 0 || s_len == 0 || d == 0) return b.full(in.type.shape, 0, in.type.dtype);
   int q = b.cast(o[0], kCompute), k = b.cast(o[1], kCompute), v = b.cast(o[2], kCompute);
   ops::Attrs qk;
   qk.trans_b = true;
