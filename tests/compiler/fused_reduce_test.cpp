@@ -215,5 +215,71 @@ TEST(FusedReduce, WholeTensorAndBf16) {
       1e-2);
 }
 
+TEST(FusedReduce, KeepdimAndSizeOneDims) {
+  expect_fused_matches(
+      "graph(%0: f32[4,1,8,64]) {\n"
+      "  %1 = exp(%0) : f32[4,1,8,64]\n"
+      "  %2 = sum(%1) axes=[1,2] keepdim=true : f32[4,1,1,64]\n"
+      "  return (%2)\n}\n",
+      1e-6);
+  expect_fused_matches(
+      "graph(%0: f32[1,300,1]) {\n"
+      "  %1 = exp(%0) : f32[1,300,1]\n"
+      "  %2 = max(%1) axes=[0,1] keepdim=true : f32[1,1,1]\n"
+      "  return (%2)\n}\n",
+      0);
+}
+
+TEST(FusedReduce, ReducedValueIsOutputAndReadByLaterMembers) {
+  expect_fused_matches(
+      "graph(%0: f32[6,700], %1: f32[]) {\n"
+      "  %2 = exp(%0) : f32[6,700]\n"
+      "  %3 = min(%2) axes=[1] : f32[6]\n"
+      "  %4 = mul(%2, %2) : f32[6,700]\n"
+      "  %5 = add(%4, %1) : f32[6,700]\n"
+      "  %6 = neg(%3) : f32[6]\n"
+      "  return (%6, %5, %2)\n}\n",
+      0);
+}
+
+// NaN in the first folded row and in a later row split.
+TEST(FusedReduce, ColumnMinMaxPropagateNaN) {
+  for (const char* op : {"max", "min"}) {
+    const std::string text = std::string(
+                                 "graph(%0: f32[200,128]) {\n"
+                                 "  %1 = neg(%0) : f32[200,128]\n"
+                                 "  %2 = ") +
+                             op + "(%1) axes=[0] : f32[128]\n  return (%2)\n}\n";
+    std::vector<std::vector<double>> in = random_inputs(ir::parse(text), 4);
+    in[0][5] = NAN;              // row 0 (the first folded row)
+    in[0][150 * 128 + 7] = NAN;  // a later row split
+    expect_fused_matches(text, 0, 1, in);
+  }
+}
+
+TEST(FusedReduce, F16Rows) {
+  expect_fused_matches(
+      "graph(%0: f16[3,2000]) {\n"
+      "  %1 = mul(%0, %0) : f16[3,2000]\n"
+      "  %2 = mean(%1) axes=[1] : f16[3]\n"
+      "  return (%2)\n}\n",
+      1e-2);
+}
+
+// The whole-tensor sum and a value computed from it are read by members of
+// the same shape, which must run in a later group.
+TEST(FusedReduce, ScalarFromReductionDoesNotJoinItsGroup) {
+  expect_fused_matches(
+      "graph(%0: f32[4,256]) {\n"
+      "  %1 = exp(%0) : f32[4,256]\n"
+      "  %2 = sum(%1) : f32[]\n"
+      "  %3 = log(%2) : f32[]\n"
+      "  %4 = mul(%1, %3) : f32[4,256]\n"
+      "  %5 = mul(%1, %2) : f32[4,256]\n"
+      "  %6 = add(%4, %5) : f32[4,256]\n"
+      "  return (%6)\n}\n",
+      1e-6);
+}
+
 }  // namespace
 }  // namespace loom::compiler
