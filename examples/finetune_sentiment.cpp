@@ -65,8 +65,8 @@ int run(const std::string& model_dir, const std::string& data_dir, const std::st
   args.device = "lazy";  // trace + compile once, then replay the compiled step
   args.per_device_train_batch_size = 16;
   args.per_device_eval_batch_size = 50;  // 800 / 50: every eval batch has one shape
-  args.learning_rate = 1e-4;
-  args.num_train_epochs = 2;  // 400 optimizer steps
+  args.learning_rate = 5e-5;
+  args.num_train_epochs = 3;  // 600 optimizer steps
   args.warmup_ratio = 0.1;
   args.weight_decay = 0.01;
   args.logging_steps = 25;

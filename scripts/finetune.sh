@@ -4,7 +4,7 @@
 # sentence-polarity data (Debian's python3-pattern) into assets/finetune/
 # (scripts/fetch_finetune.sh), then fine-tunes BertForSequenceClassification
 # (2 labels) on the lazy device with `loom train --task text-classification`:
-# 3,200 training sentences, 800 held out (every 5th row of the file), two
+# 3,200 training sentences, 800 held out (every 5th row of the file), three
 # epochs, evaluating before training (the fresh classifier head) and after
 # each epoch. Prints the eval accuracy before and after.
 #
@@ -50,7 +50,7 @@ finetune_cli() {
     --max_seq_length 64 --pad_to_max_length true \
     --output_dir "$out_dir" --overwrite_output_dir true --device lazy \
     --per_device_train_batch_size 16 --per_device_eval_batch_size 50 \
-    --learning_rate 1e-4 --num_train_epochs 2 --warmup_ratio 0.1 --weight_decay 0.01 \
+    --learning_rate 5e-5 --num_train_epochs 3 --warmup_ratio 0.1 --weight_decay 0.01 \
     --logging_steps 25 --eval_strategy epoch --eval_on_start true --do_eval true \
     --save_strategy no --seed 42
 }
