@@ -21,10 +21,11 @@ bool is_fusible(const ir::Instr& in, const ir::Graph& g) {
   if (!(t & (ops::kUnary | ops::kBinary | ops::kTernary))) return false;
   if (in.op == OpKind::k_sign) return false;
   if (!fusible_dtype(in.type.dtype) || in.type.numel() == 0) return false;
+  // Operands of another shape broadcast to the output's (infer_type checked
+  // it); they can only be group inputs, since every member has the group's shape.
   for (int v : in.operands) {
     const ops::TensorType& ot = g.type_of(v);
-    if (!fusible_dtype(ot.dtype)) return false;
-    if (ot.shape != in.type.shape && ot.numel() != 1) return false;
+    if (!fusible_dtype(ot.dtype) || ot.numel() == 0) return false;
   }
   return true;
 }

@@ -1,7 +1,8 @@
-// Fusion of elementwise chains with the reduction they feed: which reductions
-// join a group (lowering), and that the fused kernels (cpu interpreter and
-// the default op-by-op run_fused of the reference backend) compute what the
-// unfused program computes, for row, column and whole-tensor reductions.
+// Fusion of elementwise chains with the reduction they feed and with inputs
+// that broadcast: which reductions and operands join a group (lowering), and
+// that the fused kernels (cpu interpreter and the default op-by-op run_fused
+// of the reference backend) compute what the unfused program computes, for
+// row, column and whole-tensor reductions and broadcast inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -73,15 +74,30 @@ const Step* reduce_step(const Program& p) {
   return nullptr;
 }
 
+// The first fused step with an input whose shape is not the group's.
+const Step* broadcast_step(const Program& p) {
+  for (const Step& s : p.steps)
+    if (s.fused)
+      for (const ops::TensorType& t : s.group.input_types)
+        if (t.shape != s.group.shape && t.numel() != 1) return &s;
+  return nullptr;
+}
+
+enum class Need { kReduce, kBroadcast };
+
 // Lowers `text` fused and unfused, runs both on the cpu backend and the
 // fused one on the reference backend; every output must agree with the
-// unfused cpu program to `rtol`.
+// unfused cpu program to `rtol`. The fused program must have a fused
+// reduction (kReduce) or a fused step with a broadcast input (kBroadcast).
 void expect_fused_matches(const std::string& text, double rtol, unsigned seed = 1,
-                          std::vector<std::vector<double>> in = {}) {
+                          std::vector<std::vector<double>> in = {}, Need need = Need::kReduce) {
   ir::Graph g = ir::parse(text);
   ir::verify(g);
   Program fused = lower(g, true), plain = lower(g, false);
-  ASSERT_NE(reduce_step(fused), nullptr) << "no fused reduction in\n" << text;
+  if (need == Need::kReduce)
+    ASSERT_NE(reduce_step(fused), nullptr) << "no fused reduction in\n" << text;
+  else
+    ASSERT_NE(broadcast_step(fused), nullptr) << "no broadcast input fused in\n" << text;
   if (in.empty()) in = random_inputs(g, seed);
   auto want = run_fused_program(plain, backends::cpu_backend(), in);
   auto got = run_fused_program(fused, backends::cpu_backend(), in);
@@ -279,6 +295,60 @@ TEST(FusedReduce, ScalarFromReductionDoesNotJoinItsGroup) {
       "  %6 = add(%4, %5) : f32[4,256]\n"
       "  return (%6)\n}\n",
       1e-6);
+}
+
+// A bias [C] against [B, T, C] and a row statistic [R, 1] against [R, C]
+// (the softmax decomposition's x - max) are read in place, chunk by chunk.
+TEST(FusedBroadcast, BiasAndRowStatisticJoinTheGroup) {
+  ir::Graph g = ir::parse(
+      "graph(%0: f32[4,6,80], %1: f32[80]) {\n"
+      "  %2 = add(%0, %1) : f32[4,6,80]\n"
+      "  %3 = gelu(%2) : f32[4,6,80]\n"
+      "  return (%3)\n}\n");
+  Program p = lower(g, true);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_TRUE(p.steps[0].fused);
+  expect_fused_matches(ir::to_text(g), 0, 1, {}, Need::kBroadcast);
+}
+
+TEST(FusedBroadcast, SoftmaxShapedChain) {
+  // Rows of 1500 span two chunks; the shift [R,1] is read once per element.
+  expect_fused_matches(
+      "graph(%0: f32[5,1500], %1: f32[5,1]) {\n"
+      "  %2 = sub(%0, %1) : f32[5,1500]\n"
+      "  %3 = exp(%2) : f32[5,1500]\n"
+      "  %4 = sum(%3) axes=[1] keepdim=true : f32[5,1]\n"
+      "  return (%4, %3)\n}\n",
+      1e-6);
+  expect_fused_matches(
+      "graph(%0: f32[5,1500], %1: f32[5,1]) {\n"
+      "  %2 = sub(%0, %1) : f32[5,1500]\n"
+      "  %3 = exp(%2) : f32[5,1500]\n"
+      "  return (%3)\n}\n",
+      0, 2, {}, Need::kBroadcast);
+}
+
+TEST(FusedBroadcast, MiddleAxesAndMixedDtypes) {
+  // [3,1,7] and [1,5,1] against [3,5,7] (a carry across every dim, chunks
+  // that start mid-row), a bf16 operand cast up, and where with a bool mask
+  // broadcast over rows.
+  expect_fused_matches(
+      "graph(%0: f32[3,5,7], %1: f32[3,1,7], %2: f32[1,5,1], %3: bf16[7]) {\n"
+      "  %4 = mul(%0, %1) : f32[3,5,7]\n"
+      "  %5 = add(%4, %2) : f32[3,5,7]\n"
+      "  %6 = cast(%3) dtype=float32 : f32[7]\n"
+      "  %7 = sub(%5, %6) : f32[3,5,7]\n"
+      "  %8 = gt(%2, %1) : bool[3,5,7]\n"
+      "  %9 = where(%8, %7, %0) : f32[3,5,7]\n"
+      "  return (%9)\n}\n",
+      0, 3, {}, Need::kBroadcast);
+  // Large enough for several chunks and threads: [64, 50, 33] with [50, 1].
+  expect_fused_matches(
+      "graph(%0: f32[64,50,33], %1: f32[50,1]) {\n"
+      "  %2 = div(%0, %1) : f32[64,50,33]\n"
+      "  %3 = tanh(%2) : f32[64,50,33]\n"
+      "  return (%3)\n}\n",
+      0, 4, {}, Need::kBroadcast);
 }
 
 }  // namespace

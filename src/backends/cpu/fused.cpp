@@ -2,9 +2,12 @@
 // The group's elements are cut into chunks of kFusedChunk; for each chunk every
 // body op is evaluated into a small f32 temporary (L1-resident), so inputs
 // are read once and outputs written once. Chunks run in parallel (OpenMP).
+// An input of another shape broadcasts to the group's (a bias [C] against
+// [B, T, C], a row statistic [R, 1] against [R, C]) and is expanded per chunk.
 // Values are computed in f32 and rounded to bf16/f16 after each op of that
 // type, as the unfused kernels round their outputs. docs/lazy.md gives the
 // measured cost of this interpreter against one kernel per op.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -17,12 +20,8 @@ namespace {
 
 using ops::OpKind;
 
-void load_chunk(const ConstView& v, int64_t begin, int64_t n, float* dst) {
-  if (v.type.numel() == 1) {
-    float x = static_cast<float>(load_as_double(v.data, v.type.dtype, 0));
-    for (int64_t i = 0; i < n; ++i) dst[i] = x;
-    return;
-  }
+// dst[i] = element begin + i of v's own (contiguous) data, as f32.
+void load_run(const ConstView& v, int64_t begin, int64_t n, float* dst) {
   switch (v.type.dtype) {
     case DType::f32: {
       const float* p = v.as<float>() + begin;
@@ -37,6 +36,55 @@ void load_chunk(const ConstView& v, int64_t begin, int64_t n, float* dst) {
     default:
       for (int64_t i = 0; i < n; ++i)
         dst[i] = static_cast<float>(load_as_double(v.data, v.type.dtype, begin + i));
+  }
+}
+
+// Elements [begin, begin + n) of `shape` read from v, whose shape broadcasts
+// to it (numpy rules: aligned right, dims of 1 repeat). Walks the group
+// shape's last dim in runs: a run is copied when v varies along that dim and
+// filled with one value when v is broadcast along it.
+void load_broadcast(const ConstView& v, const Shape& shape, int64_t begin, int64_t n, float* dst) {
+  int rank = static_cast<int>(shape.size());
+  int lead = rank - static_cast<int>(v.type.shape.size());
+  std::vector<int64_t> stride(rank, 0), idx(rank, 0);
+  for (int64_t d = rank - 1, run = 1; d >= lead; --d) {
+    int64_t size = v.type.shape[d - lead];
+    stride[d] = size == 1 ? 0 : run;
+    run *= size;
+  }
+  int64_t offset = 0;
+  for (int64_t d = rank - 1, rest = begin; d >= 0; --d) {
+    idx[d] = rest % shape[d];
+    rest /= shape[d];
+    offset += idx[d] * stride[d];
+  }
+  for (int64_t done = 0; done < n;) {
+    int64_t len = std::min(shape[rank - 1] - idx[rank - 1], n - done);
+    if (stride[rank - 1] != 0) {
+      load_run(v, offset, len, dst + done);
+    } else {
+      load_run(v, offset, 1, dst + done);
+      std::fill(dst + done + 1, dst + done + len, dst[done]);
+    }
+    done += len;
+    offset += len * stride[rank - 1];
+    idx[rank - 1] += len;
+    for (int d = rank - 1; d > 0 && idx[d] == shape[d]; --d) {  // carry
+      offset += stride[d - 1] - idx[d] * stride[d];
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+void load_chunk(const ConstView& v, const Shape& shape, int64_t begin, int64_t n, float* dst) {
+  if (v.type.numel() == 1) {
+    float x = static_cast<float>(load_as_double(v.data, v.type.dtype, 0));
+    for (int64_t i = 0; i < n; ++i) dst[i] = x;
+  } else if (v.type.shape == shape) {
+    load_run(v, begin, n, dst);
+  } else {
+    load_broadcast(v, shape, begin, n, dst);
   }
 }
 
@@ -157,7 +205,7 @@ float* eval_fused_chunk(const FusedCall& call, int64_t begin, int64_t n) {
   size_t need = (ni + g.body.size()) * kFusedChunk;
   if (buf.size() < need) buf.resize(need);
   auto slot = [&](int k) { return buf.data() + k * kFusedChunk; };
-  for (int k = 0; k < ni; ++k) load_chunk(call.inputs[k], begin, n, slot(k));
+  for (int k = 0; k < ni; ++k) load_chunk(call.inputs[k], g.shape, begin, n, slot(k));
   std::vector<const float*> args;
   for (size_t k = 0; k < g.body.size(); ++k) {
     args.clear();
