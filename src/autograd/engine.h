@@ -5,8 +5,10 @@
 // written with loom ops (so it runs on the eager and the lazy device alike).
 #pragma once
 
+#include <string_view>
 #include <vector>
 
+#include "loom/error.h"
 #include "loom/tensor.h"
 #include "ops/attrs.h"
 #include "ops/op_kind.h"
@@ -36,6 +38,14 @@ Tensor apply(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs
 /// Back-propagates `gradient` (same shape as root) from `root`, accumulating
 /// into the .grad of every leaf that requires grad.
 void backward(const Tensor& root, const Tensor& gradient);
+
+/// x's rank, after checking x is defined, so misuse of an op function names
+/// the op rather than failing inside Tensor. Throws loom::Error
+/// "[op] operand is an undefined tensor" when `x` is undefined.
+inline int64_t rank_of(const Tensor& x, std::string_view op) {
+  LOOM_CHECK(x.defined(), "[", op, "] operand is an undefined tensor");
+  return x.dim();
+}
 
 /// Sums `grad` down to `shape` (the reverse of broadcasting).
 Tensor sum_to(const Tensor& grad, const Shape& shape);

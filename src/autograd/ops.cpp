@@ -19,12 +19,7 @@ using ops::OpKind;
 Tensor op1(OpKind op, const Tensor& x, const Attrs& a = {}) { return autograd::apply(op, {x}, a); }
 Tensor op2(OpKind op, const Tensor& x, const Tensor& y) { return autograd::apply(op, {x, y}, {}); }
 
-// x's rank, after checking x is defined, so misuse names the op rather than
-// failing inside Tensor ("[op] operand is an undefined tensor").
-int64_t rank_of(const Tensor& x, std::string_view op) {
-  LOOM_CHECK(x.defined(), "[", op, "] operand is an undefined tensor");
-  return x.dim();
-}
+using autograd::rank_of;
 
 // A C++ number as a rank-0 operand next to `x` (PyTorch's Python-scalar rule).
 Tensor scalar_like(const Tensor& x, double value, std::string_view op) {

@@ -6,6 +6,9 @@
 
 namespace loom::autograd::rules {
 
+/// Operand `i` of `node` as recorded (shared by the rules_*.cpp files).
+inline const Tensor& in(const GradNode& node, size_t i) { return node.inputs[i]; }
+
 std::vector<Tensor> grad_abs(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_add(const GradNode& node, const Tensor& g);
 inline constexpr GradRule grad_arange = nullptr;

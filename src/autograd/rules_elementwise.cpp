@@ -18,8 +18,6 @@ Tensor fit(const Tensor& g, const Tensor& input) {
   return cast(sum_to(g, input.shape()), input.dtype());
 }
 
-const Tensor& in(const GradNode& n, size_t i) { return n.inputs[i]; }
-
 // Broadcasts a reduced gradient (or output) back to the input shape.
 Tensor unreduce(const Tensor& t, const GradNode& n) {
   Shape keep = ops::reduced_shape(in(n, 0).shape(), n.attrs.axes, true);

@@ -11,7 +11,6 @@
 
 namespace loom::autograd::rules {
 namespace {
-const Tensor& in(const GradNode& n, size_t i) { return n.inputs[i]; }
 Tensor as_dtype(const Tensor& g, const Tensor& input) { return cast(g, input.dtype()); }
 }  // namespace
 

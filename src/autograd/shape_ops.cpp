@@ -13,12 +13,7 @@ namespace {
 using ops::Attrs;
 using ops::OpKind;
 
-// x's rank, after checking x is defined, so misuse names the op rather than
-// failing inside Tensor ("[op] operand is an undefined tensor").
-int64_t rank_of(const Tensor& x, std::string_view op) {
-  LOOM_CHECK(x.defined(), "[", op, "] operand is an undefined tensor");
-  return x.dim();
-}
+using autograd::rank_of;
 
 Shape infer_minus_one(const Shape& shape, int64_t total, const Shape& from) {
   Shape out = shape;

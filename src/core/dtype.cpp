@@ -48,11 +48,11 @@ DType dtype_from_name(std::string_view name) {
 bool is_floating(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
 bool is_integral(DType d) { return d == DType::i32 || d == DType::i64; }
 
-static int category(DType d) { return d == DType::boolean ? 0 : is_integral(d) ? 1 : 2; }
+static int dtype_category(DType d) { return d == DType::boolean ? 0 : is_integral(d) ? 1 : 2; }
 
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
-  int ca = category(a), cb = category(b);
+  int ca = dtype_category(a), cb = dtype_category(b);
   if (ca != cb) return ca > cb ? a : b;
   if (ca == 1) return DType::i64;  // i32 with i64
   return DType::f32;               // two different float types

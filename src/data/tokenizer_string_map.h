@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/hash.h"
+
 namespace loom::data {
 
 class StringIdMap {
@@ -88,14 +90,7 @@ class StringIdMap {
     uint32_t length;
     int32_t value;
   };
-  static uint64_t mix(uint64_t k) {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ULL;
-    k ^= k >> 33;
-    return k;
-  }
+  static uint64_t mix(uint64_t k) { return mix64(k); }  // core/hash.h's finalizer
   static size_t capacity_for(size_t count) {
     size_t cap = 16;
     while (cap < count * 2) cap <<= 1;

@@ -12,7 +12,7 @@
 namespace loom {
 namespace {
 
-double now_seconds() {
+double steady_seconds() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
@@ -61,7 +61,7 @@ void ProgressCallback::on_train_begin(const TrainingArguments&, const TrainerSta
                                       TrainerControl&) {
   total_ = state.max_steps;
   current_ = first_step_ = state.global_step;
-  start_ = now_seconds();
+  start_ = steady_seconds();
   last_loss_.reset();
   active_ = true;
   draw(false);
@@ -99,7 +99,7 @@ void ProgressCallback::on_train_end(const TrainingArguments&, const TrainerState
 }
 
 void ProgressCallback::draw(bool final_line) {
-  const double elapsed = now_seconds() - start_;
+  const double elapsed = steady_seconds() - start_;
   const int64_t done = current_ - first_step_;
   const double rate = elapsed > 0 ? done / elapsed : 0;
   const double remaining = rate > 0 ? (total_ - current_) / rate : -1;

@@ -298,13 +298,13 @@ TEST(Decompose, AttentionWithHeadSizeZero) {
 
 // ---- end to end on the lazy device ----
 
-struct Step {
+struct LossAndGrads {
   Tensor loss, grad_x, grad_w;
 };
 
 // layer_norm -> causal attention -> softmax / log_softmax -> cross_entropy,
 // forward and backward.
-Step forward_backward(const Device& dev) {
+LossAndGrads forward_backward(const Device& dev) {
   manual_seed(3);
   Tensor x = randn({2, 4, 8}).to(dev).requires_grad_();
   Tensor w = (randn({8}) * 0.1 + 1.0).to(dev).requires_grad_();
@@ -323,8 +323,8 @@ TEST(DecomposeLazy, ForwardBackwardMatchesEager) {
   ScopedDecomposeEnv env("LOOM_DECOMPOSE", "all");
   ScopedDecomposeEnv dump_env("LOOM_DUMP_IR", dump.path());
   testing::reset_lazy();
-  Step eager = forward_backward(Device("cpu"));
-  Step lz = forward_backward(Device("lazy"));
+  LossAndGrads eager = forward_backward(Device("cpu"));
+  LossAndGrads lz = forward_backward(Device("lazy"));
   lazy::mark_step();
   Device cpu("cpu");
   EXPECT_TRUE(testing::all_close(lz.loss.to(cpu), eager.loss, 1e-5, 1e-6));

@@ -21,10 +21,10 @@
 namespace loom::data {
 namespace {
 
-constexpr int64_t kVocab = 50, kDim = 16;
+constexpr int64_t kLoaderVocab = 50, kDim = 16;
 
 // 200 examples with lengths in [5, 64] (the first two are 64 and 5) and ids
-// in [1, kVocab); optionally slow or failing in get().
+// in [1, kLoaderVocab); optionally slow or failing in get().
 struct LengthsDataset : Dataset {
   std::vector<Example> examples;
   std::chrono::milliseconds delay{0};
@@ -39,7 +39,7 @@ struct LengthsDataset : Dataset {
     for (int i = 0; i < 200; ++i) {
       int64_t len = i == 0 ? 64 : i == 1 ? 5 : 5 + next() % 60;
       Example e;
-      for (int64_t t = 0; t < len; ++t) e.input_ids.push_back(1 + next() % (kVocab - 1));
+      for (int64_t t = 0; t < len; ++t) e.input_ids.push_back(1 + next() % (kLoaderVocab - 1));
       examples.push_back(std::move(e));
     }
   }
@@ -57,9 +57,9 @@ struct TinyLm {
   Tensor emb, w, b;
   explicit TinyLm(const Device& dev) {
     manual_seed(11);
-    emb = randn({kVocab, kDim}).to(dev);
-    w = (randn({kDim, kVocab}) * (1.0 / std::sqrt(double(kDim)))).to(dev);
-    b = (randn({kVocab}) * 0.1).to(dev);
+    emb = randn({kLoaderVocab, kDim}).to(dev);
+    w = (randn({kDim, kLoaderVocab}) * (1.0 / std::sqrt(double(kDim)))).to(dev);
+    b = (randn({kLoaderVocab}) * 0.1).to(dev);
   }
   // ids, labels: [B, T] i64 -> B rank-0 losses.
   std::vector<Tensor> losses(const Tensor& ids, const Tensor& labels) const {
@@ -69,7 +69,7 @@ struct TinyLm {
     Tensor target = slice(labels, 1, 1, T);
     std::vector<Tensor> out;
     for (int64_t r = 0; r < B; ++r)
-      out.push_back(cross_entropy(reshape(slice(pred, 0, r, r + 1), {T - 1, kVocab}),
+      out.push_back(cross_entropy(reshape(slice(pred, 0, r, r + 1), {T - 1, kLoaderVocab}),
                                   reshape(slice(target, 0, r, r + 1), {T - 1})));
     return out;
   }

@@ -20,7 +20,7 @@ void sgd_step(nn::Module& model, double lr) {
   model.zero_grad();
 }
 
-std::shared_ptr<PretrainedModel> load(const std::string& model, const Device& dev) {
+std::shared_ptr<PretrainedModel> load_model(const std::string& model, const Device& dev) {
   std::string dir = testing::model_fixture(model);
   if (model == "gpt2") return GPT2LMHeadModel::from_pretrained(dir, dev);
   return BertForMaskedLM::from_pretrained(dir, dev);
@@ -35,7 +35,7 @@ TEST_P(LazyTraining, TenStepsCompileOnce) {
   Device dev("lazy");
   testing::Golden g =
       testing::load_golden(testing::model_fixture(GetParam()) + "/golden.safetensors");
-  auto model = load(GetParam(), dev);
+  auto model = load_model(GetParam(), dev);
   model->train();  // dropout 0.1 on: random ops must not cause recompiles
   ModelInputs in = testing::golden_inputs(g, dev);
   metrics::reset();
@@ -63,8 +63,8 @@ TEST_P(LazyTraining, LazyStepsMatchEagerSteps) {
   testing::Golden g =
       testing::load_golden(testing::model_fixture(GetParam()) + "/golden.safetensors");
   Device lazy_dev("lazy"), cpu("cpu");
-  auto eager = load(GetParam(), cpu);
-  auto lazy_model = load(GetParam(), lazy_dev);  // eval mode: no dropout
+  auto eager = load_model(GetParam(), cpu);
+  auto lazy_model = load_model(GetParam(), lazy_dev);  // eval mode: no dropout
   ModelInputs in_e = testing::golden_inputs(g, cpu), in_l = testing::golden_inputs(g, lazy_dev);
   for (int step = 0; step < 3; ++step) {
     ModelOutput oe = eager->forward(in_e);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/error_of.h"
 #include "train/checkpoint_files.h"
 #include "train/train_test_util.h"
 
@@ -20,19 +21,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-json read_json(const std::string& path) {
+json parse_json_file(const std::string& path) {
   std::ifstream in(path);
   return json::parse(in);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(TrainerCheckpoint, WritesEveryFile) {
   testing::TempDir dir, tok;
@@ -56,7 +50,7 @@ TEST(TrainerCheckpoint, WritesEveryFile) {
        {"model.safetensors", "config.json", "vocab.json", "merges.txt", "optimizer.safetensors",
         "scheduler.json", "rng_state.json", "trainer_state.json", "training_args.json"})
     EXPECT_TRUE(fs::is_regular_file(c + "/" + f)) << f;
-  json st = read_json(c + "/trainer_state.json");
+  json st = parse_json_file(c + "/trainer_state.json");
   EXPECT_EQ(st.at("global_step"), 2);
   EXPECT_EQ(st.at("max_steps"), 4);
   EXPECT_EQ(st.at("logging_steps"), 1);
@@ -69,10 +63,10 @@ TEST(TrainerCheckpoint, WritesEveryFile) {
   EXPECT_TRUE(st.at("log_history")[0].at("step").is_number_integer());
   EXPECT_TRUE(st.at("stateful_callbacks").contains("TrainerControl"));
   EXPECT_GT(st.at("total_flos").get<double>(), 0);
-  json ta = read_json(c + "/training_args.json");
+  json ta = parse_json_file(c + "/training_args.json");
   EXPECT_EQ(ta.at("save_steps"), 2.0);
   EXPECT_EQ(ta.at("output_dir"), dir.path());
-  json rng = read_json(c + "/rng_state.json");
+  json rng = parse_json_file(c + "/rng_state.json");
   EXPECT_EQ(rng.at("generator").at("seed"), 42);
   EXPECT_EQ(rng.at("sampler").at("batches_in_epoch"), 2);
   // The saved model loads back and equals the trained one at step 4.

@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-const json& fixture() {
+const json& flow_fixture() {
   static const json j = [] {
     std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/tests/train/fixtures/trainer_flow.json");
     return json::parse(in);
@@ -81,7 +81,7 @@ class TrainerFlow : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TrainerFlow, MatchesTransformers) {
   const json* found = nullptr;
-  for (const json& c : fixture().at("cases"))
+  for (const json& c : flow_fixture().at("cases"))
     if (c.at("name") == GetParam()) found = &c;
   ASSERT_NE(found, nullptr);
   const json& c = *found;

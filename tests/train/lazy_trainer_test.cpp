@@ -31,7 +31,7 @@ TrainingArguments lazy_args(const std::string& dir, const std::string& device, i
 
 class LazyTrainer : public ::testing::TestWithParam<int64_t> {
  protected:
-  void SetUp() override { testing::reset_lazy(); }
+  void SetUp() override { testing::reset_lazy_and_wait(); }
 };
 
 TEST_P(LazyTrainer, TrainAndEvalCompileABoundedNumberOfGraphs) {

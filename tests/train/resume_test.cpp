@@ -90,7 +90,7 @@ void expect_same_logs(const TrainerState& a, const TrainerState& b) {
 class ExactResume : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (GetParam() == "lazy") testing::reset_lazy();
+    if (GetParam() == "lazy") testing::reset_lazy_and_wait();
   }
 };
 

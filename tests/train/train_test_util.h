@@ -121,7 +121,10 @@ inline std::vector<std::string> checkpoint_names(const std::string& dir) {
   return out;
 }
 
-inline void reset_lazy() {
+// Flushes and waits for pending lazy work, then clears the compile cache and
+// the metrics (named apart from lazy_test_util.h's reset_lazy, which does
+// not wait: one name with two bodies would be an ODR violation).
+inline void reset_lazy_and_wait() {
   lazy::mark_step();
   lazy::wait();
   lazy::clear_compile_cache();

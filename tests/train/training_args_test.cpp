@@ -6,20 +6,14 @@
 
 #include <functional>
 
+#include "common/error_of.h"
 #include "loom/error.h"
 #include "loom/training_args.h"
 
 namespace loom {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(TrainingArguments, DefaultsAreTransformers) {
   TrainingArguments a;  // transformers 5 TrainingArguments() defaults

@@ -29,7 +29,7 @@ std::vector<int64_t> checked_indices(const ConstView& index, int64_t bound, cons
   return v;
 }
 
-int64_t row_grain(int64_t bytes) {
+int64_t byte_grain(int64_t bytes) {
   return std::max<int64_t>(1, (int64_t{1} << 17) / std::max<int64_t>(1, bytes));
 }
 
@@ -81,7 +81,7 @@ void index_add_typed(const OpCall& c, const std::vector<int64_t>& idx) {
   Accumulate<T> a = load_accumulate<T>(c);
   constexpr int64_t kBlock = 512;
   int64_t blocks = (src.inner + kBlock - 1) / kBlock;
-  parallel_for(src.outer * blocks, row_grain(src.size * kBlock), [&](int64_t b, int64_t e) {
+  parallel_for(src.outer * blocks, byte_grain(src.size * kBlock), [&](int64_t b, int64_t e) {
     for (int64_t u = b; u < e; ++u) {
       int64_t o = u / blocks, i0 = (u % blocks) * kBlock, w = std::min(kBlock, src.inner - i0);
       for (int64_t k = 0; k < src.size; ++k) {
@@ -118,7 +118,7 @@ void gather_typed(const OpCall& c, const std::vector<int64_t>& idx) {
   const E* x = static_cast<const E*>(c.inputs[0].data);
   E* out = static_cast<E*>(c.output.data);
   bool dense_inner = w.inner == 1 || w.inner_off.back() == w.inner - 1;
-  parallel_for(w.outer * w.size, row_grain(w.inner * sizeof(E)), [&](int64_t b, int64_t e) {
+  parallel_for(w.outer * w.size, byte_grain(w.inner * sizeof(E)), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       const int64_t* ir = idx.data() + row * w.inner;
       E* orow = out + row * w.inner;
@@ -139,7 +139,7 @@ void scatter_add_typed(const OpCall& c, const std::vector<int64_t>& idx) {
   Accumulate<T> a = load_accumulate<T>(c);
   constexpr int64_t kBlock = 512;
   int64_t blocks = (w.inner + kBlock - 1) / kBlock;
-  parallel_for(w.outer * blocks, row_grain(w.size * kBlock), [&](int64_t b, int64_t e) {
+  parallel_for(w.outer * blocks, byte_grain(w.size * kBlock), [&](int64_t b, int64_t e) {
     for (int64_t u = b; u < e; ++u) {
       int64_t o = u / blocks, i0 = (u % blocks) * kBlock, iw = std::min(kBlock, w.inner - i0);
       int64_t base = w.outer_off[o];
@@ -170,7 +170,7 @@ void cpu_embedding(const OpCall& c) {
   size_t row_bytes = dim * dtype_size(c.output.type.dtype);
   const char* w = static_cast<const char*>(c.inputs[0].data);
   char* out = static_cast<char*>(c.output.data);
-  parallel_for(static_cast<int64_t>(ids.size()), row_grain(row_bytes), [&](int64_t b, int64_t e) {
+  parallel_for(static_cast<int64_t>(ids.size()), byte_grain(row_bytes), [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t)
       std::memcpy(out + t * row_bytes, w + ids[t] * row_bytes, row_bytes);
   });
@@ -184,7 +184,7 @@ void cpu_index_select(const OpCall& call) {
   size_t block = out.inner * dtype_size(c.output.type.dtype);
   const char* x = static_cast<const char*>(c.inputs[0].data);
   char* y = static_cast<char*>(c.output.data);
-  parallel_for(out.outer * out.size, row_grain(block), [&](int64_t b, int64_t e) {
+  parallel_for(out.outer * out.size, byte_grain(block), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       int64_t o = row / out.size, s = row % out.size;
       std::memcpy(y + row * block, x + (o * in.size + idx[s]) * block, block);
@@ -237,10 +237,11 @@ void cpu_one_hot(const OpCall& c) {
   int64_t classes = c.attrs->index;
   std::vector<int64_t> idx = checked_indices(c.inputs[0], classes, "one_hot");
   int64_t* out = c.output.as<int64_t>();
-  parallel_for(static_cast<int64_t>(idx.size()), row_grain(classes * 8), [&](int64_t b, int64_t e) {
-    std::fill(out + b * classes, out + e * classes, int64_t{0});
-    for (int64_t t = b; t < e; ++t) out[t * classes + idx[t]] = 1;
-  });
+  parallel_for(static_cast<int64_t>(idx.size()), byte_grain(classes * 8),
+               [&](int64_t b, int64_t e) {
+                 std::fill(out + b * classes, out + e * classes, int64_t{0});
+                 for (int64_t t = b; t < e; ++t) out[t * classes + idx[t]] = 1;
+               });
 }
 
 }  // namespace loom::backends::cpu

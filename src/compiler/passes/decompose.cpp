@@ -27,9 +27,9 @@ namespace {
 using ops::OpKind;
 
 // Appends primitive instrs to a graph under construction.
-class Builder {
+class Emitter {
  public:
-  explicit Builder(ir::Graph& g) : g_(g) {}
+  explicit Emitter(ir::Graph& g) : g_(g) {}
 
   const ops::TensorType& type(int v) const { return g_.type_of(v); }
 
@@ -81,7 +81,7 @@ class Builder {
 constexpr DType kCompute = DType::f32;
 
 // softmax / log_softmax along attrs.axis.
-int decompose_softmax(Builder& b, const ir::Instr& in, const std::vector<int>& o, bool log) {
+int decompose_softmax(Emitter& b, const ir::Instr& in, const std::vector<int>& o, bool log) {
   int x = b.cast(o[0], kCompute);
   int64_t axis = in.attrs.axis;
   int m = b.reduce(OpKind::k_max, x, {axis}, true);
@@ -93,7 +93,7 @@ int decompose_softmax(Builder& b, const ir::Instr& in, const std::vector<int>& o
 }
 
 // layer_norm over the last axis; operands x, weight, bias; attrs.scalar = eps.
-int decompose_layer_norm(Builder& b, const ir::Instr& in, const std::vector<int>& o) {
+int decompose_layer_norm(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   int x = b.cast(o[0], kCompute), w = b.cast(o[1], kCompute), bias = b.cast(o[2], kCompute);
   int64_t last = static_cast<int64_t>(b.type(x).shape.size()) - 1;
   int mean = b.reduce(OpKind::k_mean, x, {last}, true);
@@ -107,7 +107,7 @@ int decompose_layer_norm(Builder& b, const ir::Instr& in, const std::vector<int>
 // cross_entropy(logits [N, C], target [N]); attrs.index = ignore_index,
 // attrs.scalar = label smoothing. Ignored targets are gathered at class 0
 // and masked out; no counted target gives 0/0 = NaN as the kernels do.
-int decompose_cross_entropy(Builder& b, const ir::Instr& in, const std::vector<int>& o) {
+int decompose_cross_entropy(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   const Shape& shape = b.type(o[0]).shape;
   int64_t n = shape[0], classes = shape[1];
   if (classes == 0) return -1;
@@ -135,7 +135,7 @@ int decompose_cross_entropy(Builder& b, const ir::Instr& in, const std::vector<i
 }
 
 // attention(q [..., T, D], k [..., S, D], v [..., S, Dv][, mask]).
-int decompose_attention(Builder& b, const ir::Instr& in, const std::vector<int>& o) {
+int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   const Shape& qs = b.type(o[0]).shape;
   size_t r = qs.size();
   int64_t t = qs[r - 2], d = qs[r - 1], s_len = b.type(o[1]).shape[r - 2];
@@ -171,7 +171,7 @@ int decompose_attention(Builder& b, const ir::Instr& in, const std::vector<int>&
 
 // The value computing `in` from primitive ops, or -1 when it has no
 // decomposition here.
-int decompose(Builder& b, const ir::Instr& in, const std::vector<int>& o) {
+int decompose(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   bool empty = in.type.numel() == 0;
   switch (in.op) {
     case OpKind::k_softmax:
@@ -204,7 +204,7 @@ class Decompose final : public Pass {
     if (!any) return false;
     ir::Graph out;
     out.inputs = g.inputs;
-    Builder b(out);
+    Emitter b(out);
     int first = static_cast<int>(g.inputs.size());
     std::vector<int> map(g.num_values());
     for (int v = 0; v < first; ++v) map[v] = v;

@@ -116,16 +116,6 @@ class BertLayer : public nn::Module {
   std::shared_ptr<BertResidualOutput> output_;
 };
 
-// A module that only names its children ("encoder", "pooler", "cls").
-class Container : public nn::Module {
- public:
-  explicit Container(std::string type) : type_(std::move(type)) {}
-  std::string type_name() const override { return type_; }
-
- private:
-  std::string type_;
-};
-
 }  // namespace
 
 // ---- BertEmbeddings ----
@@ -161,12 +151,12 @@ BertModel::BertModel(const BertConfig& config, bool add_pooling_layer) : config_
     nn::NoInitGuard no_init;
     const BertConfig& c = config_;
     embeddings_ = register_module("embeddings", std::make_shared<BertEmbeddings>(c));
-    encoder_ = register_module("encoder", std::make_shared<Container>("BertEncoder"));
+    encoder_ = register_module("encoder", std::make_shared<BertContainer>("BertEncoder"));
     layers_ = encoder_->register_module("layer", std::make_shared<nn::ModuleList>());
     for (int64_t i = 0; i < c.num_hidden_layers; ++i)
       layers_->push_back(std::make_shared<BertLayer>(c));
     if (add_pooling_layer) {
-      auto pooler = register_module("pooler", std::make_shared<Container>("BertPooler"));
+      auto pooler = register_module("pooler", std::make_shared<BertContainer>("BertPooler"));
       pooler_dense_ =
           pooler->register_module("dense", std::make_shared<Linear>(c.hidden_size, c.hidden_size));
     }

@@ -10,15 +10,6 @@ namespace loom {
 
 namespace {
 
-class Container : public nn::Module {
- public:
-  explicit Container(std::string type) : type_(std::move(type)) {}
-  std::string type_name() const override { return type_; }
-
- private:
-  std::string type_;
-};
-
 bool is_integer(DType d) { return d == DType::i64 || d == DType::i32; }
 
 }  // namespace
@@ -29,7 +20,7 @@ BertLMPredictionHead::BertLMPredictionHead(const BertConfig& c, const Tensor& wo
     : act_(c.hidden_act) {
   bias_ = register_parameter("bias", zeros({c.vocab_size}));
   auto transform =
-      register_module("transform", std::make_shared<Container>("BertPredictionHeadTransform"));
+      register_module("transform", std::make_shared<BertContainer>("BertPredictionHeadTransform"));
   dense_ = transform->register_module("dense",
                                       std::make_shared<nn::Linear>(c.hidden_size, c.hidden_size));
   ln_ = transform->register_module(
@@ -51,7 +42,7 @@ BertForMaskedLM::BertForMaskedLM(const BertConfig& config) {
     nn::NoInitGuard no_init;
     bert_ =
         register_module("bert", std::make_shared<BertModel>(config, /*add_pooling_layer=*/false));
-    auto cls = register_module("cls", std::make_shared<Container>("BertOnlyMLMHead"));
+    auto cls = register_module("cls", std::make_shared<BertContainer>("BertOnlyMLMHead"));
     predictions_ = cls->register_module(
         "predictions",
         std::make_shared<BertLMPredictionHead>(config, bert_->word_embeddings().weight()));

@@ -9,6 +9,17 @@
 
 namespace loom {
 
+/// A module that only names its children ("encoder", "pooler", "cls"), so
+/// state_dict keys and module types follow transformers' layout.
+class BertContainer : public nn::Module {
+ public:
+  explicit BertContainer(std::string type) : type_(std::move(type)) {}
+  std::string type_name() const override { return type_; }
+
+ private:
+  std::string type_;
+};
+
 /// word + token-type + position embeddings -> LayerNorm -> dropout.
 class BertEmbeddings : public nn::Module {
  public:
