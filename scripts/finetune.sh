@@ -35,7 +35,7 @@ phase fetch bash scripts/fetch_finetune.sh
 # Same configuration as scripts/test.sh and demo.sh, so they share build/.
 build() {
   configure "$build_dir" -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF \
-    >/dev/null
+    -DLOOM_UNITY_BUILD=ON >/dev/null
   cmake --build "$build_dir" -j"$LOOM_JOBS" --target "$target"
 }
 phase build build

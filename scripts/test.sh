@@ -29,7 +29,7 @@ trap print_phases EXIT
 phase "setup" bash scripts/setup.sh
 
 phase "configure" configure "$build_dir" \
-  -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF
+  -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF -DLOOM_UNITY_BUILD=ON
 phase "build" cmake --build "$build_dir" -j"$LOOM_JOBS"
 phase "test" run_ctest "$build_dir"
 
@@ -45,6 +45,6 @@ export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 phase "asan configure" configure "$asan_dir" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON
+  -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON
 phase "asan build" cmake --build "$asan_dir" -j"$LOOM_JOBS"
 phase "asan test" run_ctest "$asan_dir"
