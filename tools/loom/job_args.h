@@ -4,10 +4,10 @@
 // turns a subcommand's flags (and an optional --config JSON file) into
 // JobArgs + TrainingArguments.
 //
-//   loom train --task causal-lm --model_type gpt2 \
-//       --config_overrides "n_layer=4,n_embd=256,n_head=4,n_positions=128" \
-//       --tokenizer_name assets/tokenizers/gpt2 --train_file austen.txt \
-//       --validation_split_percentage 10 --block_size 128 --device lazy \
+//   loom train --task causal-lm --model_type gpt2
+//       --config_overrides "n_layer=4,n_embd=256,n_head=4,n_positions=128"
+//       --tokenizer_name assets/tokenizers/gpt2 --train_file austen.txt
+//       --validation_split_percentage 10 --block_size 128 --device lazy
 //       --output_dir out --max_steps 300 --eval_strategy steps --eval_steps 100
 #pragma once
 
