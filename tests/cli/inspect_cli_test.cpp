@@ -76,5 +76,24 @@ TEST(InspectCli, MissingOrCorruptIsOneErrorLine) {
   }
 }
 
+// `loom frobnicate` / `loom trian`: one error line naming the word and the
+// subcommands, with a suggestion when one is close (was CLI11's "The
+// following argument was not expected").
+TEST(LoomCliSubcommand, UnknownIsOneErrorLineWithSuggestion) {
+  if (testing::loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built";
+  testing::TempDir dir;
+  testing::CliResult typo = testing::run_loom_cli(dir, {"trian", "--max_steps", "1"});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_EQ(typo.err,
+            "loom: error: unknown subcommand 'trian' (did you mean 'train'?; subcommands: info, "
+            "generate, inspect, tokenize, train, evaluate)\n");
+  testing::CliResult far = testing::run_loom_cli(dir, {"frobnicate"});
+  EXPECT_EQ(far.exit_code, 1);
+  EXPECT_EQ(testing::count_cli_lines(far.err), 1) << far.err;
+  EXPECT_NE(far.err.find("unknown subcommand 'frobnicate' (subcommands: info,"), std::string::npos)
+      << far.err;
+  EXPECT_EQ(testing::run_loom_cli(dir, {"info"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace loom

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "core/edit_distance.h"
 #include "loom/error.h"
 
 #ifndef LOOM_VERSION
@@ -26,6 +27,24 @@ constexpr loom::cli::AddCommand kCommands[] = {
     loom::cli::add_train_command,   loom::cli::add_evaluate_command,
 };
 
+// For `loom frobnicate` (CLI11 would say "The following argument was not
+// expected"): "unknown subcommand 'frobnicate' (did you mean 'generate'?;
+// subcommands: info, ...)", or "" when `word` is a flag or a subcommand.
+std::string unknown_subcommand_message(CLI::App& app, const std::string& word) {
+  if (word.empty() || word[0] == '-') return "";
+  std::string names, best;
+  size_t best_distance = 3;  // suggest only names within 2 edits
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    const std::string& name = sub->get_name();
+    if (name == word) return "";
+    names += (names.empty() ? "" : ", ") + name;
+    size_t d = loom::edit_distance(word, name);
+    if (d < best_distance) best_distance = d, best = name;
+  }
+  std::string hint = best.empty() ? "" : "did you mean '" + best + "'?; ";
+  return "unknown subcommand '" + word + "' (" + hint + "subcommands: " + names + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -34,6 +53,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   for (loom::cli::AddCommand add : kCommands) add(app);
 
+  if (argc > 1) {
+    std::string unknown = unknown_subcommand_message(app, argv[1]);
+    if (!unknown.empty()) {
+      std::cerr << "loom: error: " << unknown << "\n";
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) {
