@@ -28,34 +28,17 @@ struct Layout {
   std::vector<int64_t> perm;  // non-empty: permute the input first
 };
 
-Layout plan_layout(const Shape& shape, std::vector<int64_t> axes) {
+// The [outer, size, inner] view of compiler::reduce_layout (the same view the
+// fused reductions stream over); when the reduced axes are not contiguous,
+// the non-reduced dims are moved first and the reduced ones last.
+Layout plan_layout(const Shape& shape, const std::vector<int64_t>& axes) {
+  Layout l;
+  if (compiler::reduce_layout(shape, axes, &l.outer, &l.size, &l.inner)) return l;
   int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<bool> reduced(rank, axes.empty());
-  for (int64_t ax : axes)  // a rank-0 operand's axis 0 is implicit
+  for (int64_t ax : axes)
     if (ax < rank) reduced[ax] = true;
-  // Runs of reduced dims among the non-trivial dims.
-  int runs = 0;
-  bool prev = false;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (shape[d] == 1) continue;
-    if (reduced[d] && !prev) ++runs;
-    prev = reduced[d];
-  }
-  Layout l;
-  if (runs <= 1) {
-    int64_t first = rank;
-    for (int64_t d = 0; d < rank; ++d)
-      if (reduced[d] && shape[d] != 1) first = std::min(first, d);
-    for (int64_t d = 0; d < rank; ++d) {
-      if (reduced[d])
-        l.size *= shape[d];
-      else if (d < first)
-        l.outer *= shape[d];
-      else
-        l.inner *= shape[d];
-    }
-    return l;
-  }
+  l = Layout{};
   for (int64_t d = 0; d < rank; ++d)
     if (!reduced[d]) l.perm.push_back(d), l.outer *= shape[d];
   for (int64_t d = 0; d < rank; ++d)
