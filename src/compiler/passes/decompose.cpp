@@ -80,15 +80,26 @@ class Emitter {
 
 constexpr DType kCompute = DType::f32;
 
+// The max-shifted pieces of a softmax of x along `axis`: s = x - max,
+// e = exp(s), z = sum(e) (keepdim).
+struct ShiftedExp {
+  int s, e, z;
+};
+ShiftedExp shifted_exp(Emitter& b, int x, int64_t axis) {
+  int s = b.bin(OpKind::k_sub, x, b.reduce(OpKind::k_max, x, {axis}, true));
+  int e = b.emit(OpKind::k_exp, {s});
+  return {s, e, b.reduce(OpKind::k_sum, e, {axis}, true)};
+}
+
+// log_softmax from its pieces: s - log(z).
+int log_softmax_of(Emitter& b, const ShiftedExp& p) {
+  return b.bin(OpKind::k_sub, p.s, b.emit(OpKind::k_log, {p.z}));
+}
+
 // softmax / log_softmax along attrs.axis.
 int decompose_softmax(Emitter& b, const ir::Instr& in, const std::vector<int>& o, bool log) {
-  int x = b.cast(o[0], kCompute);
-  int64_t axis = in.attrs.axis;
-  int m = b.reduce(OpKind::k_max, x, {axis}, true);
-  int s = b.bin(OpKind::k_sub, x, m);
-  int e = b.emit(OpKind::k_exp, {s});
-  int z = b.reduce(OpKind::k_sum, e, {axis}, true);
-  int y = log ? b.bin(OpKind::k_sub, s, b.emit(OpKind::k_log, {z})) : b.bin(OpKind::k_div, e, z);
+  ShiftedExp p = shifted_exp(b, b.cast(o[0], kCompute), in.attrs.axis);
+  int y = log ? log_softmax_of(b, p) : b.bin(OpKind::k_div, p.e, p.z);
   return b.cast(y, in.type.dtype);
 }
 
@@ -113,9 +124,7 @@ int decompose_cross_entropy(Emitter& b, const ir::Instr& in, const std::vector<i
   if (classes == 0) return -1;
   int x = b.cast(o[0], kCompute), target = o[1];
   DType index_dtype = b.type(target).dtype;
-  int s = b.bin(OpKind::k_sub, x, b.reduce(OpKind::k_max, x, {1}, true));
-  int lse = b.emit(OpKind::k_log, {b.reduce(OpKind::k_sum, b.emit(OpKind::k_exp, {s}), {1}, true)});
-  int logp = b.bin(OpKind::k_sub, s, lse);  // [N, C]
+  int logp = log_softmax_of(b, shifted_exp(b, x, 1));  // [N, C]
   int valid = b.bin(OpKind::k_ne, target, b.scalar(double(in.attrs.index), index_dtype));
   int safe = b.emit(OpKind::k_where, {valid, target, b.scalar(0, index_dtype)});
   ops::Attrs gather;
