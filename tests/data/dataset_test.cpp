@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/error_of.h"
 #include "loom/dataset.h"
 #include "loom/error.h"
 
@@ -34,14 +35,6 @@ class DatasetFiles : public ::testing::Test {
     std::ofstream(path, std::ios::binary) << content;
     return path;
   }
-  std::string error_of(const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "(no error)";
-  }
   std::filesystem::path dir_;
 };
 
@@ -66,7 +59,7 @@ TEST_F(DatasetFiles, LineByLineDropsBlankLinesAndTokenizesOnce) {
   EXPECT_EQ(kept.get(0).input_ids, bytes("ab"));  // "ab\n" cut to 2
   EXPECT_EQ(kept.get(1).input_ids, bytes("\n"));  // the blank line
   EXPECT_EQ(kept.get(4).input_ids, bytes("ef"));
-  EXPECT_EQ(error_of([&] { ds.get(3); }), "[dataset] index 3 out of range [0, 3)");
+  EXPECT_EQ(testing::error_of([&] { ds.get(3); }), "[dataset] index 3 out of range [0, 3)");
 }
 
 TEST_F(DatasetFiles, BlocksConcatenateDropRemainderAndCopyLabels) {
@@ -83,7 +76,7 @@ TEST_F(DatasetFiles, BlocksConcatenateDropRemainderAndCopyLabels) {
   InMemoryDataset ds6 = text_blocks_dataset(path, bytes, {.block_size = 6});
   ASSERT_EQ(ds6.size(), 3);  // 20 / 6: the last 2 ids are dropped
   EXPECT_EQ(ds6.get(2).input_ids, bytes(joined.substr(12, 6)));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_of([&] {
               text_blocks_dataset(path, bytes, {.block_size = 0});
             }).find("block_size must be > 0"),
             std::string::npos);
@@ -162,7 +155,7 @@ TEST_F(DatasetFiles, PairColumnsGoToTheEncoder) {
       path, encode, {.text_column = "q", .text_pair_column = "c", .label_column = "label"});
   EXPECT_EQ(ds.get(0).input_ids, bytes("ab|cde"));
   EXPECT_EQ(ds.get(0).token_type_ids, (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_of([&] {
               table_dataset(path, bytes, {.text_column = "q", .text_pair_column = "c"});
             }).find("cannot encode a text pair"),
             std::string::npos);
@@ -170,32 +163,32 @@ TEST_F(DatasetFiles, PairColumnsGoToTheEncoder) {
 
 TEST_F(DatasetFiles, ErrorsNameFileLineAndColumn) {
   std::string csv = write("e.csv", "text,y\na,1\n");
-  EXPECT_EQ(error_of([&] { table_dataset(csv, bytes, {.label_column = "label"}); }),
+  EXPECT_EQ(testing::error_of([&] { table_dataset(csv, bytes, {.label_column = "label"}); }),
             "[csv] " + csv + ": no column 'label' (columns: text, y)");
   std::string jsonl = write("e.jsonl",
                             "{\"text\": \"a\", \"label\": \"x\"}\n\n"
                             "{\"text\": \"b\"}\n");
-  EXPECT_EQ(error_of([&] { table_dataset(jsonl, bytes, {.label_column = "label"}); }),
+  EXPECT_EQ(testing::error_of([&] { table_dataset(jsonl, bytes, {.label_column = "label"}); }),
             "[dataset] " + jsonl + ":3: missing column 'label'");
   std::string num = write("n.jsonl", "{\"text\": 5}\n");
-  EXPECT_EQ(error_of([&] { table_dataset(num, bytes); }),
+  EXPECT_EQ(testing::error_of([&] { table_dataset(num, bytes); }),
             "[dataset] " + num + ":1: column 'text' has type integer (5), expected a string");
   std::string mixed = write("m.jsonl",
                             "{\"text\": \"a\", \"label\": \"x\"}\n"
                             "{\"text\": \"b\", \"label\": 2}\n");
-  EXPECT_EQ(error_of([&] { table_dataset(mixed, bytes, {.label_column = "label"}); }),
+  EXPECT_EQ(testing::error_of([&] { table_dataset(mixed, bytes, {.label_column = "label"}); }),
             "[dataset] " + mixed + ":2: label column 'label' mixes strings and integer values (2)");
   std::string null_label = write("z.jsonl", "{\"text\": \"a\", \"label\": null}\n");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(testing::error_of([&] {
               table_dataset(null_label, bytes, {.label_column = "label"});
             }).find(":1: label column 'label' mixes strings and null"),
             std::string::npos);
   std::string unknown = write("u.csv", "text,label\na,cat\n");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(testing::error_of([&] {
               table_dataset(unknown, bytes, {.label_column = "label", .label_names = {"dog"}});
             }),
             "[dataset] " + unknown + ":2: label 'cat' is not one of the 1 label names");
-  EXPECT_EQ(error_of([&] { text_lines_dataset((dir_ / "none.txt").string(), bytes); }),
+  EXPECT_EQ(testing::error_of([&] { text_lines_dataset((dir_ / "none.txt").string(), bytes); }),
             "[text] " + (dir_ / "none.txt").string() + ": cannot open the file");
 }
 

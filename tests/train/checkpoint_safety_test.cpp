@@ -11,10 +11,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 #include <nlohmann/json.hpp>
 
+#include "common/error_of.h"
 #include "train/checkpoint_files.h"
 #include "train/train_test_util.h"
 
@@ -22,15 +22,6 @@ namespace loom {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string error_message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Counts train begins and optimizer steps.
 struct StepCounter : TrainerCallback {
@@ -87,7 +78,7 @@ TEST(TrainerCheckpointSafety, OutputDirUnderARegularFileFailsBeforeTheFirstStep)
   testing::silence(t);
   auto counter = std::make_shared<StepCounter>();
   t.add_callback(counter);
-  const std::string err = error_message_of([&] { t.train(); });
+  const std::string err = testing::error_of([&] { t.train(); });
   EXPECT_NE(err.find("[TrainingArguments] output_dir '" + out + "': "), std::string::npos) << err;
   EXPECT_NE(err.find("ot a directory"), std::string::npos) << err;
   EXPECT_EQ(counter->train_begins, 0);
@@ -100,7 +91,7 @@ TEST(TrainerCheckpointSafety, OutputDirThatIsARegularFileFails) {
   const std::string out = tmp.write("file.txt", "x");
   Trainer t(testing::tiny_gpt2(1), saving_args(out, 3, 1), testing::token_dataset(16));
   testing::silence(t);
-  const std::string err = error_message_of([&] { t.train(); });
+  const std::string err = testing::error_of([&] { t.train(); });
   EXPECT_NE(err.find("[TrainingArguments] output_dir '" + out + "': "), std::string::npos) << err;
 }
 
@@ -114,7 +105,7 @@ TEST(TrainerCheckpointSafety, ReadOnlyOutputDirFailsBeforeTheFirstStep) {
   testing::silence(t);
   auto counter = std::make_shared<StepCounter>();
   t.add_callback(counter);
-  const std::string err = error_message_of([&] { t.train(); });
+  const std::string err = testing::error_of([&] { t.train(); });
   ::chmod(out.c_str(), 0700);
   EXPECT_NE(err.find("[TrainingArguments] output_dir '" + out + "': "), std::string::npos) << err;
   EXPECT_NE(err.find("ermission denied"), std::string::npos) << err;
