@@ -1,7 +1,9 @@
-// Levenshtein distance by the two-row dynamic programme (Wagner-Fischer 1974).
+// Levenshtein distance by the two-row dynamic programme (Wagner-Fischer 1974),
+// and the nearest candidate name built on it.
 #include "core/edit_distance.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace loom {
@@ -18,6 +20,19 @@ size_t edit_distance(const std::string& a, const std::string& b) {
     std::swap(prev, cur);
   }
   return prev[b.size()];
+}
+
+std::string closest_name(const std::string& word, const std::vector<std::string>& candidates,
+                         size_t max_distance) {
+  const std::string* best = nullptr;
+  size_t best_d = SIZE_MAX;
+  for (const std::string& c : candidates)
+    if (size_t d = edit_distance(word, c); d < best_d) best_d = d, best = &c;
+  return best && best_d <= max_distance ? *best : std::string();
+}
+
+std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  return closest_name(word, candidates, std::max<size_t>(2, word.size() / 3));
 }
 
 }  // namespace loom

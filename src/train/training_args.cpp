@@ -289,14 +289,9 @@ const std::vector<TrainingArguments::FieldInfo>& TrainingArguments::fields() {
 }
 
 std::string TrainingArguments::suggest(const std::string& name) {
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const Field& f : field_table()) {
-    size_t d = edit_distance(name, f.name);
-    if (d < best_d) best_d = d, best = f.name;
-  }
-  size_t limit = std::max<size_t>(2, name.size() / 3);
-  return best_d <= limit ? best : std::string();
+  std::vector<std::string> names;
+  for (const Field& f : field_table()) names.push_back(f.name);
+  return closest_name(name, names);
 }
 
 int64_t TrainingArguments::get_warmup_steps(int64_t num_training_steps) const {

@@ -122,14 +122,9 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
 }
 
 std::string FlagSet::suggest(const std::string& name) const {
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const FlagInfo& f : flags_) {
-    size_t d = edit_distance(name, f.name);
-    if (d < best_d) best_d = d, best = f.name;
-  }
-  size_t limit = std::max<size_t>(2, name.size() / 3);
-  return best_d <= limit ? best : std::string();
+  std::vector<std::string> names;
+  for (const FlagInfo& f : flags_) names.push_back(f.name);
+  return closest_name(name, names);
 }
 
 }  // namespace loom::cli

@@ -65,7 +65,4 @@ class FlagSet {
   std::map<std::string, std::vector<std::string>> results_;
 };
 
-/// Levenshtein distance (core/edit_distance.h), for "did you mean".
-using loom::edit_distance;
-
 }  // namespace loom::cli

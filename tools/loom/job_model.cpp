@@ -133,11 +133,9 @@ std::string apply_config_overrides(const std::string& config_json, const std::st
     std::string key = trim(item.substr(0, eq));
     std::string value = trim(item.substr(eq + 1));
     if (!j.contains(key)) {
-      std::string best;
-      size_t best_d = SIZE_MAX;
-      for (const auto& [k, v] : j.items())
-        if (size_t d = edit_distance(key, k); d < best_d) best_d = d, best = k;
-      if (best_d <= std::max<size_t>(2, key.size() / 3))
+      std::vector<std::string> keys;
+      for (const auto& [k, v] : j.items()) keys.push_back(k);
+      if (std::string best = closest_name(key, keys); !best.empty())
         fail("[config_overrides] unknown key '", key, "' (did you mean '", best, "'?)");
       fail("[config_overrides] unknown key '", key, "'");
     }

@@ -32,15 +32,14 @@ constexpr loom::cli::AddCommand kCommands[] = {
 // subcommands: info, ...)", or "" when `word` is a flag or a subcommand.
 std::string unknown_subcommand_message(CLI::App& app, const std::string& word) {
   if (word.empty() || word[0] == '-') return "";
-  std::string names, best;
-  size_t best_distance = 3;  // suggest only names within 2 edits
+  std::vector<std::string> subcommands;
+  std::string names;
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    const std::string& name = sub->get_name();
-    if (name == word) return "";
-    names += (names.empty() ? "" : ", ") + name;
-    size_t d = loom::edit_distance(word, name);
-    if (d < best_distance) best_distance = d, best = name;
+    if (sub->get_name() == word) return "";
+    subcommands.push_back(sub->get_name());
+    names += (names.empty() ? "" : ", ") + sub->get_name();
   }
+  std::string best = loom::closest_name(word, subcommands, 2);  // within 2 edits
   std::string hint = best.empty() ? "" : "did you mean '" + best + "'?; ";
   return "unknown subcommand '" + word + "' (" + hint + "subcommands: " + names + ")";
 }

@@ -18,15 +18,11 @@ void check_unknown_flags(const CLI::App& app, const std::string& command) {
   if (arg.rfind("-", 0) != 0) fail("[loom ", command, "] unexpected argument '", arg, "'");
   std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
   name = name.substr(0, name.find('='));
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const CLI::Option* opt : app.get_options()) {
-    for (const std::string& known : opt->get_lnames()) {
-      size_t d = edit_distance(name, known);
-      if (d < best_d) best_d = d, best = known;
-    }
-  }
-  if (best.empty() || best_d > std::max<size_t>(2, name.size() / 3))
+  std::vector<std::string> known;
+  for (const CLI::Option* opt : app.get_options())
+    for (const std::string& n : opt->get_lnames()) known.push_back(n);
+  std::string best = closest_name(name, known);
+  if (best.empty())
     fail("[loom ", command, "] unknown flag '", arg, "' (see loom ", command, " --help)");
   fail("[loom ", command, "] unknown flag '", arg, "' (did you mean --", best, "?)");
 }
