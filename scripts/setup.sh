@@ -7,18 +7,22 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# One line per need; keep in step with the find_package calls in CMakeLists.txt.
+# One line per need; keep in step with the find_package calls in CMakeLists.txt
+# (each of which names its package here when it fails). Checked on a clean
+# bookworm root by scripts/check_fresh_machine.sh, which .ci/run runs.
 packages=(
-  build-essential g++ cmake ninja-build pkg-config  # compiler, CMake >= 3.25, Ninja
+  build-essential g++ cmake ninja-build pkg-config  # compiler, CMake >= 3.25, Ninja, pkg-config
   ccache                                            # faster rebuilds (optional to the build)
   libdnnl-dev                                       # find_package(dnnl): oneDNN GEMM
+  ocl-icd-opencl-dev                                # find_package(OpenCL): Debian's oneDNN is built
+                                                    #   with its OpenCL GPU runtime, so dnnl-config.cmake
+                                                    #   requires the OpenCL loader and headers
   nlohmann-json3-dev                                # find_package(nlohmann_json)
   libcli11-dev                                      # find_package(CLI11): the loom CLI
-  libutf8proc-dev                                   # pkg-config libutf8proc: tokenizers
-  libicu-dev                                        # Unicode tables for tokenizers
+  libutf8proc-dev                                   # pkg-config libutf8proc: tokenizers (NFC/NFD, categories)
   libgtest-dev libgmock-dev googletest              # find_package(GTest)
   libbenchmark-dev                                  # find_package(benchmark): bench/
-  python3 python3-pip                               # tools/ scripts and CTest helpers
+  python3 python3-pip                               # tools/ scripts and the check_layers CTest
 )
 # OpenMP and Threads come with g++ (libgomp, libpthread).
 

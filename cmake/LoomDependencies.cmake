@@ -1,0 +1,56 @@
+# cmake/LoomDependencies.cmake: finds loom's third-party dependencies. Every
+# one comes from a Debian bookworm package that scripts/setup.sh installs; when
+# one is missing, configure stops with a line naming that package (not CMake's
+# "Could NOT find X"), so a user knows what to apt-get install.
+# Assumes the including CMakeLists.txt has called project().
+
+# loom_fail_missing(WHAT DEBIAN_PACKAGE): stop configure naming the package.
+function(loom_fail_missing what debian_package)
+  message(FATAL_ERROR
+    "loom: ${what} was not found. Install the Debian package '${debian_package}' "
+    "(apt-get install ${debian_package}), or run scripts/setup.sh, which installs "
+    "every package loom needs.")
+endfunction()
+
+# loom_require(PACKAGE DEBIAN_PACKAGE [find_package args...]): find_package
+# PACKAGE quietly; on failure, name DEBIAN_PACKAGE.
+macro(loom_require package debian_package)
+  find_package(${package} QUIET ${ARGN})
+  if(NOT ${package}_FOUND)
+    loom_fail_missing("CMake package '${package}'" "${debian_package}")
+  endif()
+endmacro()
+
+# loom_require_dnnl(): oneDNN. Debian's libdnnl-dev is built with the OpenCL
+# GPU runtime, so its dnnl-config.cmake calls find_package(OpenCL REQUIRED);
+# that dependency is checked first so its failure names the OpenCL package
+# instead of failing inside oneDNN's config file.
+macro(loom_require_dnnl)
+  find_file(LOOM_DNNL_CONFIG dnnl-config.cmake PATH_SUFFIXES cmake/dnnl lib/cmake/dnnl
+            lib/x86_64-linux-gnu/cmake/dnnl)
+  if(NOT LOOM_DNNL_CONFIG)
+    loom_fail_missing("oneDNN (dnnl-config.cmake)" "libdnnl-dev")
+  endif()
+  file(STRINGS "${LOOM_DNNL_CONFIG}" loom_dnnl_gpu_runtime REGEX "DNNL_GPU_RUNTIME \"OCL\"")
+  if(loom_dnnl_gpu_runtime)
+    find_package(OpenCL QUIET)
+    if(NOT OpenCL_FOUND)
+      loom_fail_missing("OpenCL (needed by oneDNN's CMake config, built with its OpenCL runtime)"
+                        "ocl-icd-opencl-dev")
+    endif()
+  endif()
+  loom_require(dnnl libdnnl-dev)
+endmacro()
+
+# loom_require_pkgconfig(PREFIX MODULE DEBIAN_PACKAGE): a pkg-config module as
+# the imported target PkgConfig::PREFIX.
+macro(loom_require_pkgconfig prefix module debian_package)
+  find_package(PkgConfig QUIET)
+  if(NOT PkgConfig_FOUND)
+    loom_fail_missing("pkg-config" "pkg-config")
+  endif()
+  pkg_check_modules(${prefix} QUIET IMPORTED_TARGET ${module})
+  if(NOT ${prefix}_FOUND)
+    loom_fail_missing("pkg-config module '${module}'" "${debian_package}")
+  endif()
+endmacro()

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# scripts/check_fresh_machine.sh: proves the README's install path on a clean
+# machine. Builds a minimal Debian bookworm root (debootstrap --variant=minbase,
+# from the mirror in this machine's own apt sources), copies a clean `git clone`
+# of this checkout's HEAD into it, and runs there what a new user runs:
+# scripts/setup.sh, then scripts/demo.sh (the CLI build, a short `loom train` of
+# the demo's job, its checks and `loom generate`). Prints one PASS or FAIL line;
+# on failure also the last lines of the failing phase's log.
+#
+# Assumes: a Debian-like host with apt-get, run as root (debootstrap, chroot and
+# mount need it; without root it skips with a message and exits 0), and no
+# network beyond the package archive. The root's mounts live in a private mount
+# namespace (unshare), so they vanish with it even if this script is killed;
+# the root itself is removed on exit, also on failure or Ctrl-C.
+#
+# The base root (debootstrap's output, before any loom step) is cached as a
+# tarball between runs, and downloaded .deb files are kept in an archive cache
+# bind-mounted into the root: a later run installs every package anew but does
+# not download them again. Each run starts from a fresh copy of the base root.
+#
+# Environment (all optional):
+#   LOOM_FRESH_CACHE=dir   base-root and .deb cache (default /var/cache/loom-fresh)
+#   LOOM_FRESH_MAX_AGE=d   rebuild the cached base root after d days (default 30)
+#   LOOM_FRESH_STEPS=n     optimizer steps of the short demo run (default 4)
+#   LOOM_FRESH_DROP=pkg    remove pkg from the clone's setup.sh first: the check
+#                          must then FAIL (how to prove it catches a missing package)
+#   LOOM_FRESH_KEEP=1      keep the root and logs for a look (printed path)
+#   LOOM_FRESH_TIMEOUT=s   limit for each phase in seconds (default 1800)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$LOOM_ROOT"
+
+suite=bookworm
+cache_dir="${LOOM_FRESH_CACHE:-/var/cache/loom-fresh}"
+max_age_days="${LOOM_FRESH_MAX_AGE:-30}"
+steps="${LOOM_FRESH_STEPS:-4}"
+phase_timeout="${LOOM_FRESH_TIMEOUT:-1800}"
+work=""
+child=""
+self="$LOOM_ROOT/scripts/$(basename "${BASH_SOURCE[0]}")"
+
+# mounts_under DIR: the mount points at or below DIR in this namespace.
+mounts_under() {
+  awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+
+# cleanup: stop a running phase, then remove the root, never through a mount.
+cleanup() {
+  local status=$?
+  if [[ -n "$child" ]] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM -- "-$child" 2>/dev/null || true
+    for _ in $(seq 20); do kill -0 "$child" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$child" 2>/dev/null || true
+    wait "$child" 2>/dev/null || true
+  fi
+  if [[ -n "$work" && -d "$work" ]]; then
+    local m
+    for m in $(mounts_under "$work" | sort -r); do umount -l "$m" 2>/dev/null || true; done
+    if [[ -n "$(mounts_under "$work")" ]]; then
+      echo "fresh-machine check: mounts left under $work; not removing it" >&2
+    elif [[ "${LOOM_FRESH_KEEP:-0}" == "1" ]]; then
+      echo "fresh-machine check: kept $work" >&2
+    else
+      rm -rf --one-file-system "$work"
+    fi
+  fi
+  exit "$status"
+}
+# fail PHASE STATUS LOG: the FAIL line, then the log's last lines.
+fail() {
+  local inner
+  inner="$(sed -n -E 's/^==> (.*) FAILED .*/\1/p' "$3" | tail -n 1)"
+  echo "FAIL: fresh-machine check: phase '$1'${inner:+ (its step '$inner')} failed (exit $2);" \
+    "last lines of its log:"
+  tail -n 40 "$3" | sed 's/^/    | /'
+  exit 1
+}
+
+# step NAME FUNCTION ARGS...: runs this script's FUNCTION (through
+# `check_fresh_machine.sh __phase`) in its own process group, so cleanup can
+# stop all of it, with output to logs/NAME.log, under the phase time limit;
+# records its time like common.sh's phase.
+step() {
+  local name="$1"; shift
+  local log_file="$work/logs/$name.log" start=$SECONDS status=0
+  log "fresh: $name"
+  setsid timeout -s TERM "$phase_timeout" bash "$self" __phase "$@" >"$log_file" 2>&1 </dev/null &
+  child=$!
+  wait "$child" || status=$?
+  child=""
+  local took=$((SECONDS - start))
+  LOOM_PHASES+=("$(printf '%-16s %8s wall' "$name" "$(mmss $took)")")
+  [[ $status -eq 0 ]] || { print_phases; fail "$name" "$status" "$log_file"; }
+  log "fresh: $name done in ${took}s"
+}
+
+# host_sources: "URI SUITE" for each enabled deb source of this machine for a
+# bookworm suite with the main component (one-line and deb822 formats).
+host_sources() {
+  python3 - "$suite" /etc/apt/sources.list /etc/apt/sources.list.d/* <<'EOF'
+import sys, re
+suite, files = sys.argv[1], sys.argv[2:]
+out = []
+def add(types, uris, suites, comps, enabled="yes"):
+    if "deb" in types and "main" in comps and enabled.lower() != "no":
+        for u in uris:
+            for s in suites:
+                if s == suite or s.startswith(suite + "-"):
+                    out.append(f"{u.rstrip('/')} {s}")
+for f in files:
+    try:
+        text = open(f).read()
+    except OSError:
+        continue
+    if f.endswith(".list"):
+        for line in text.splitlines():
+            line = re.sub(r"\[[^]]*\]", "", line.split("#")[0]).split()
+            if len(line) >= 4:
+                add([line[0]], [line[1]], [line[2]], line[3:])
+    elif f.endswith(".sources"):
+        for stanza in re.split(r"\n\s*\n", text):
+            fields = {}
+            for line in stanza.splitlines():
+                if line.startswith("#") or ":" not in line:
+                    continue
+                key, value = line.split(":", 1)
+                fields[key.strip().lower()] = value.split()
+            add(fields.get("types", []), fields.get("uris", []), fields.get("suites", []),
+                fields.get("components", []), " ".join(fields.get("enabled", ["yes"])))
+for line in dict.fromkeys(out):
+    print(line)
+EOF
+}
+
+# host_apt_conf: this machine's Acquire settings that the archive needs
+# (a proxy; validity checks turned off for a snapshot mirror), as apt.conf lines.
+host_apt_conf() {
+  apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' || true
+}
+
+# in_root COMMAND: runs COMMAND (a bash command line) in the root, as a new
+# user's root login would: clean environment, /proc, /dev and /sys mounted, the
+# .deb cache at /var/cache/apt/archives; all mounts in a private namespace.
+in_root() {
+  unshare --mount --propagation private --fork -- bash -c '
+    set -e
+    root="$1" debs="$2" cmd="$3"
+    mount -t proc proc "$root/proc"
+    mount --rbind /dev "$root/dev"
+    mount -t sysfs -o ro sysfs "$root/sys"
+    mount --bind "$debs" "$root/var/cache/apt/archives"
+    exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      /bin/bash -c "$cmd"' _ "$root" "$cache_dir/debs" "$1"
+}
+
+# base_root: the cached debootstrap tarball, made when missing or too old.
+base_root() {
+  local mirror="$1" tarball="$2"
+  if [[ -f "$tarball" ]] && [[ -z "$(find "$tarball" -mtime +"$max_age_days")" ]]; then
+    echo "cached base root: $tarball"
+    return 0
+  fi
+  command -v debootstrap >/dev/null 2>&1 || {
+    env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap
+  }
+  local base="$work/base"
+  # In its own mount namespace: what debootstrap mounts in the target goes with it.
+  unshare --mount --propagation private --fork -- \
+    debootstrap --variant=minbase "$suite" "$base" "$mirror"
+  rm -rf "$base/var/cache/apt/archives"/*.deb "$base/var/lib/apt/lists"/*
+  tar -C "$base" --numeric-owner -czf "$tarball.tmp" .
+  mv "$tarball.tmp" "$tarball"
+  rm -rf --one-file-system "$base"
+}
+
+# prepare_root TARBALL: a fresh root from the base, with this machine's apt
+# sources and settings and its DNS, and a clean clone of HEAD in /root/loom.
+prepare_root() {
+  mkdir -p "$root"
+  tar -C "$root" --numeric-owner -xzf "$1"
+  rm -f "$root"/etc/apt/sources.list.d/*
+  host_sources | awk '{ print "deb " $1 " " $2 " main" }' >"$root/etc/apt/sources.list"
+  host_apt_conf >"$root/etc/apt/apt.conf.d/90loom-fresh-host"
+  cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  echo "apt sources in the root:"; cat "$root/etc/apt/sources.list"
+  git clone --quiet --no-hardlinks "$LOOM_ROOT" "$root/root/loom"
+  git -C "$root/root/loom" log -1 --format='cloned %h %s'
+  if [[ -n "${LOOM_FRESH_DROP:-}" ]]; then
+    local setup="$root/root/loom/scripts/setup.sh"
+    sed -i -E "/^packages=\(/,/^\)/ s/(^|[[:space:]])${LOOM_FRESH_DROP}([[:space:]]|$)/\1\2/" "$setup"
+    echo "LOOM_FRESH_DROP: removed ${LOOM_FRESH_DROP} from setup.sh:"
+    sed -n '/^packages=(/,/^)/p' "$setup"
+  fi
+}
+
+main() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "SKIP: fresh-machine check: needs root (debootstrap, chroot, mount)"
+    exit 0
+  fi
+  if ! unshare --mount --fork true 2>/dev/null; then
+    echo "SKIP: fresh-machine check: cannot make a mount namespace here (unshare --mount)"
+    exit 0
+  fi
+  trap cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  mkdir -p "$cache_dir/debs/partial"
+  work="$(mktemp -d /var/tmp/loom-fresh.XXXXXX)"
+  root="$work/root"
+  export work root
+  mkdir -p "$work/logs"
+
+  local sources mirror
+  sources="$(host_sources)"
+  mirror="$(awk -v s="$suite" '$2 == s { print $1; exit }' <<<"$sources")"
+  [[ -n "$mirror" ]] || { echo "FAIL: fresh-machine check: no '$suite main' source in /etc/apt"; exit 1; }
+  local key
+  key="$(printf '%s' "$mirror" | md5sum | cut -c1-12)"
+  local tarball="$cache_dir/$suite-minbase-$key.tar.gz"
+  if ! git -C "$LOOM_ROOT" diff --quiet HEAD 2>/dev/null; then
+    log "fresh: the work tree has uncommitted changes; the check runs HEAD only"
+  fi
+
+  step base-root base_root "$mirror" "$tarball"
+  step prepare prepare_root "$tarball"
+  step setup in_root "cd /root/loom && bash scripts/setup.sh"
+  # The README's first command, shortened: a few steps, two small evaluations.
+  local eval_steps=$(((steps + 1) / 2))
+  step demo in_root "cd /root/loom && CCACHE_DISABLE=1 LOOM_DEMO_STEPS=$steps \
+    LOOM_DEMO_EVAL_STEPS=$eval_steps LOOM_DEMO_EVAL_SAMPLES=16 bash scripts/demo.sh"
+  print_phases
+  local commit
+  commit="$(git -C "$LOOM_ROOT" log -1 --format=%h)"
+  echo "PASS: fresh-machine check: on a clean $suite root, scripts/setup.sh and scripts/demo.sh" \
+    "($steps steps, loom generate) passed for $commit in $(mmss $SECONDS)"
+}
+
+if [[ "${1:-}" == "__phase" ]]; then
+  shift
+  "$@"
+else
+  main "$@"
+fi
