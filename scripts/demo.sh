@@ -42,7 +42,7 @@ phase setup bash scripts/setup.sh
 # reconfiguring; only the CLI target is built here.
 build() {
   configure "$build_dir" -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF \
-    -DLOOM_UNITY_BUILD=ON >/dev/null
+    -DLOOM_UNITY_BUILD=ON >/dev/null || return $?
   cmake --build "$build_dir" -j"$LOOM_JOBS" --target loom_cli
 }
 phase build build
