@@ -95,41 +95,43 @@ step() {
 }
 
 # host_sources: "URI SUITE" for each enabled deb source of this machine for a
-# bookworm suite with the main component (one-line and deb822 formats).
+# bookworm suite with the main component (one-line and deb822 formats). Plain
+# awk: the host may not have python3 before setup.sh ran.
 host_sources() {
-  python3 - "$suite" /etc/apt/sources.list /etc/apt/sources.list.d/* <<'EOF'
-import sys, re
-suite, files = sys.argv[1], sys.argv[2:]
-out = []
-def add(types, uris, suites, comps, enabled="yes"):
-    if "deb" in types and "main" in comps and enabled.lower() != "no":
-        for u in uris:
-            for s in suites:
-                if s == suite or s.startswith(suite + "-"):
-                    out.append(f"{u.rstrip('/')} {s}")
-for f in files:
-    try:
-        text = open(f).read()
-    except OSError:
-        continue
-    if f.endswith(".list"):
-        for line in text.splitlines():
-            line = re.sub(r"\[[^]]*\]", "", line.split("#")[0]).split()
-            if len(line) >= 4:
-                add([line[0]], [line[1]], [line[2]], line[3:])
-    elif f.endswith(".sources"):
-        for stanza in re.split(r"\n\s*\n", text):
-            fields = {}
-            for line in stanza.splitlines():
-                if line.startswith("#") or ":" not in line:
-                    continue
-                key, value = line.split(":", 1)
-                fields[key.strip().lower()] = value.split()
-            add(fields.get("types", []), fields.get("uris", []), fields.get("suites", []),
-                fields.get("components", []), " ".join(fields.get("enabled", ["yes"])))
-for line in dict.fromkeys(out):
-    print(line)
-EOF
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -f "$f" ]] || continue
+    sed -e 's/#.*//' -e 's/\[[^]]*\]//g' "$f" | awk -v want="$suite" '
+      $1 == "deb" && NF >= 4 && ($3 == want || index($3, want "-") == 1) {
+        for (i = 4; i <= NF; i++) if ($i == "main") { sub(/\/$/, "", $2); print $2, $3; break }
+      }'
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f "$f" ]] || continue
+    awk -v want="$suite" '
+      function flush(  n, u, s, i, j, t, main) {
+        main = 0; for (i in comps) if (comps[i] == "main") main = 1
+        t = 0; for (i in types) if (types[i] == "deb") t = 1
+        if (t && main && tolower(enabled) != "no")
+          for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++)
+            if (suites[j] == want || index(suites[j], want "-") == 1) {
+              u = uris[i]; sub(/\/$/, "", u); print u, suites[j]
+            }
+        delete types; delete comps; delete uris; delete suites; nu = ns = 0; enabled = "yes"
+      }
+      BEGIN { enabled = "yes" }
+      /^[ \t]*#/ { next }
+      /^[ \t]*$/ { flush(); next }
+      {
+        key = tolower($1); sub(/:$/, "", key)
+        if (key == "types") for (i = 2; i <= NF; i++) types[i] = $i
+        if (key == "components") for (i = 2; i <= NF; i++) comps[i] = $i
+        if (key == "uris") for (i = 2; i <= NF; i++) uris[++nu] = $i
+        if (key == "suites") for (i = 2; i <= NF; i++) suites[++ns] = $i
+        if (key == "enabled") enabled = $2
+      }
+      END { flush() }' "$f"
+  done | awk '!seen[$0]++'
 }
 
 # host_apt_conf: this machine's Acquire settings that the archive needs
