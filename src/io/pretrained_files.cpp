@@ -13,6 +13,7 @@
 #include <set>
 
 #include "io/config_json.h"
+#include "io/json_parse.h"
 #include "loom/error.h"
 
 namespace loom::io {
@@ -28,7 +29,9 @@ bool is_plain_file_name(const std::string& name) {
 
 // The shard names listed by an index file, checked.
 std::map<std::string, std::string> read_weight_map(const std::string& path) {
-  json j = json::parse(read_config_text(path), nullptr, false);
+  std::string text = read_config_text(path);
+  check_json_depth(text, "[from_pretrained] " + path);
+  json j = json::parse(text, nullptr, false);
   LOOM_CHECK(!j.is_discarded() && j.is_object(), "[from_pretrained] ", path, ": not a JSON object");
   auto wm = j.find("weight_map");
   LOOM_CHECK(wm != j.end() && wm->is_object(), "[from_pretrained] ", path,

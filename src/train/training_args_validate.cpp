@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "loom/dataloader.h"
 #include "loom/device.h"
 #include "loom/error.h"
 #include "loom/optim.h"
@@ -44,9 +45,10 @@ void validate_batches(const TrainingArguments& a) {
   check_positive_int("per_device_train_batch_size", a.per_device_train_batch_size);
   check_positive_int("per_device_eval_batch_size", a.per_device_eval_batch_size);
   check_positive_int("gradient_accumulation_steps", a.gradient_accumulation_steps);
-  LOOM_CHECK(a.dataloader_num_workers >= 0,
-             "[TrainingArguments] dataloader_num_workers: must be >= 0, got ",
-             a.dataloader_num_workers);
+  LOOM_CHECK(
+      a.dataloader_num_workers >= 0 && a.dataloader_num_workers <= data::kMaxDataLoaderWorkers,
+      "[TrainingArguments] dataloader_num_workers: must be in [0, ", data::kMaxDataLoaderWorkers,
+      "], got ", a.dataloader_num_workers);
 }
 
 void validate_optimizer(const TrainingArguments& a) {
