@@ -30,7 +30,7 @@ std::optional<double> parse_decimal_double(std::string_view text, NumberError* e
 /// "an integer" / "an integer within int64 [-9223372036854775808,
 /// 9223372036854775807]" for error messages after parse_decimal_int failed.
 const char* int_expectation(NumberError error);
-/// "a decimal number" / "a number within the double range" for messages.
+/// "a number" / "a number within the double range (...)" for messages.
 const char* double_expectation(NumberError error);
 
 }  // namespace loom

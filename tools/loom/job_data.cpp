@@ -223,6 +223,15 @@ JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer
   if (!job.validation_file.empty()) check_file("validation_file", job.validation_file);
   LOOM_CHECK(!split || job.validation_split_percentage > 0,
              "[data] evaluation needs --validation_file or --validation_split_percentage > 0");
+  // Padding lengths above the model's positions could only fail later, after
+  // allocating batches of that length.
+  LOOM_CHECK(job.pad_to_multiple_of <= plan.max_positions, "[data] --pad_to_multiple_of ",
+             job.pad_to_multiple_of, " is longer than the model's ", plan.max_positions,
+             " positions");
+  if (plan.task == "text-classification" && job.max_seq_length)
+    LOOM_CHECK(*job.max_seq_length <= plan.max_positions, "[data] --max_seq_length ",
+               *job.max_seq_length, " is longer than the model's ", plan.max_positions,
+               " positions");
   JobData out;
   if (plan.task == "text-classification") {
     load_classification_data(out, job, plan, tokenizer, want_train, want_eval);
