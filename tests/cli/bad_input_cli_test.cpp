@@ -178,6 +178,15 @@ TEST_F(LoomBadInput, LabelsAreCheckedAgainstNumLabelsAtLoadTime) {
   expect_one_error_line(r, "label 99999999999999999999 is beyond int64");
 }
 
+TEST_F(LoomBadInput, PaddingLongerThanThePositionsIsAnError) {
+  // Before: batches padded to a multiple of 10^6 tokens were allocated.
+  auto flags = gpt2_flags(corpus(20));
+  flags.insert(flags.end(), {"--pad_to_multiple_of", "1000000"});
+  expect_one_error_line(
+      run_loom_cli(dir_, flags),
+      "[data] --pad_to_multiple_of 1000000 is longer than the model's 32 positions");
+}
+
 TEST_F(LoomBadInput, SecondRunIntoTheSameOutputDirFailsAtStart) {
   train::OutputDirLock held(dir_.sub("out"), "test");  // a run in progress
   CliResult r = run_loom_cli(dir_, gpt2_flags(corpus(20)));
