@@ -121,6 +121,13 @@ TEST_F(LoomBadInput, NumbersAreDecimalAndWithinInt64) {
                         "max_steps: expected an integer within int64");
   expect_one_error_line(run_loom_cli(dir_, {"train", "--validation_split_percentage", "0x10"}),
                         "--validation_split_percentage: expected an integer, got '0x10'");
+  // `loom generate`'s own options: CLI11 alone read "0x10" as 16.
+  expect_one_error_line(run_loom_cli(dir_, {"generate", "--max_new_tokens", "0x10"}),
+                        "--max_new_tokens: expected an integer, got '0x10'");
+  expect_one_error_line(run_loom_cli(dir_, {"generate", "--top_k", "99999999999999999999"}),
+                        "--top_k: expected an integer within int64");
+  expect_one_error_line(run_loom_cli(dir_, {"generate", "--temperature", "0x1p1"}),
+                        "--temperature: expected a number, got '0x1p1'");
   auto flags = gpt2_flags(corpus(20), "n_layer=0x10");
   expect_one_error_line(run_loom_cli(dir_, flags),
                         "[config_overrides] n_layer: expected an integer, got '0x10'");
