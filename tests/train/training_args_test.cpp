@@ -109,6 +109,25 @@ TEST(TrainingArguments, NumbersAreDecimalAndWithinRange) {
   EXPECT_EQ(a.max_steps, 12);
 }
 
+TEST(TrainingArguments, HugeStepCountsAreRejected) {
+  // They become int64 step numbers; 1e300 would be an undefined conversion.
+  TrainingArguments a;
+  a.save_steps = 1e300;
+  EXPECT_EQ(error_of([&] { a.validate(); }),
+            "[TrainingArguments] save_steps: must be <= 2^53 (9007199254740992), got 1e+300");
+  a = TrainingArguments();
+  a.warmup_steps = 1e19;
+  EXPECT_NE(error_of([&] { a.validate(); }).find("warmup_steps: must be <= 2^53"),
+            std::string::npos);
+  a = TrainingArguments();
+  a.num_train_epochs = 1e12;
+  EXPECT_EQ(error_of([&] { a.validate(); }),
+            "[TrainingArguments] num_train_epochs: must be <= 1e9, got 1e+12");
+  a = TrainingArguments();
+  a.save_steps = 9007199254740992.0;
+  EXPECT_NO_THROW(a.validate());
+}
+
 TEST(TrainingArguments, DataloaderNumWorkersIsBounded) {
   // Issue 15: 100000 workers ended in std::terminate when threads ran out.
   TrainingArguments a;
