@@ -23,6 +23,14 @@ using nlohmann::json;
 
 namespace {
 
+// A lock file another module holds open (a regular file named "*.lock").
+bool is_lock_file(const std::string& name, const fs::directory_entry& entry) {
+  const std::string suffix = ".lock";
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+         entry.is_regular_file();
+}
+
 bool is_plain_file_name(const std::string& name) {
   return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
 }
@@ -198,6 +206,10 @@ void write_pretrained_dir(const std::string& dir,
       for (const auto& entry : fs::directory_iterator(target)) {
         std::string name = entry.path().filename().string();
         if (is_model_file(name) || written.count(name)) continue;
+        if (is_lock_file(name, entry)) {
+          fs::create_hard_link(entry.path(), tmp / name);  // same inode: the flock carries over
+          continue;
+        }
         fs::copy(entry.path(), tmp / name, fs::copy_options::recursive);
       }
     }

@@ -9,6 +9,9 @@
 // its pid has been reused, and is taken over with a warning. On release the
 // file is removed while still locked; an acquirer that opened the old file
 // meanwhile notices (its open file is no longer the path's) and retries.
+// save_pretrained into output_dir (the final save_model) swaps the whole
+// directory; it hard-links "*.lock" files into the new one, so the lock —
+// held on the inode — survives the swap.
 // Assumes a local POSIX file system (flock on NFS may be a no-op).
 #pragma once
 

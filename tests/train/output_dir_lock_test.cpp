@@ -12,6 +12,8 @@
 
 #include "common/error_of.h"
 #include "common/temp_dir.h"
+#include "io/pretrained_files.h"
+#include "loom/models.h"
 #include "train/output_dir_lock.h"
 
 namespace loom::train {
@@ -39,6 +41,21 @@ TEST(OutputDirLock, SecondRunFailsWhileTheFirstHoldsIt) {
   first.reset();
   EXPECT_FALSE(fs::exists(file)) << "released: the lock file is removed";
   EXPECT_NO_THROW(OutputDirLock again(out, "loom train"));
+}
+
+// save_model() replaces output_dir by a new directory (io::write_pretrained_dir);
+// the lock must hold in the new one, else a second run could start while the
+// first one still evaluates and writes its results.
+TEST(OutputDirLock, HoldsAcrossSavePretrainedIntoTheOutputDir) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  OutputDirLock lock(out, "loom train");
+  const float w[2] = {1, 2};
+  io::write_pretrained_dir(out, {{"config.json", "{}"}}, {{"w", DType::f32, {2}, w}},
+                           kDefaultMaxShardSize);
+  ASSERT_TRUE(fs::exists(out + "/model.safetensors"));
+  std::string m = error_of([&] { OutputDirLock second(out, "loom train"); });
+  EXPECT_NE(m.find("is in use by another run"), std::string::npos) << m;
 }
 
 TEST(OutputDirLock, StaleLockOfADeadProcessIsTakenOverWithAWarning) {
