@@ -59,13 +59,18 @@ class BatchIterator {
   std::optional<Batch> current_;
 };
 
+/// Most worker threads a DataLoader starts (num_workers above it is an error):
+/// batch preparation is CPU work, and more threads than this only add
+/// contention; thread creation itself fails in the tens of thousands.
+inline constexpr int kMaxDataLoaderWorkers = 256;
+
 /// DataLoader settings (torch's names and defaults where they exist).
 struct DataLoaderOptions {
   int64_t batch_size = 1;
   bool drop_last = false;  ///< drop a last batch smaller than batch_size
   bool shuffle = false;    ///< RandomSampler(seed) when no sampler is given
   uint64_t seed = 0;
-  int num_workers = 0;      ///< 0: batches are made in next(), on the caller's thread
+  int num_workers = 0;      ///< 0: batches made in next(), on the caller's thread; <= 256
   int prefetch_factor = 2;  ///< batches in flight per worker (num_workers > 0)
 };
 
@@ -75,9 +80,10 @@ class DataLoader {
  public:
   /// `sampler` null: SequentialSampler, or RandomSampler(seed) if shuffle.
   /// Throws loom::Error for a null dataset or collator, batch_size < 1,
-  /// num_workers < 0, prefetch_factor < 1, or shuffle together with a sampler
-  /// (as torch). A sampler index outside [0, dataset size) is a loom::Error
-  /// raised by next() for the batch holding it.
+  /// num_workers outside [0, kMaxDataLoaderWorkers], prefetch_factor < 1, or
+  /// shuffle together with a sampler (as torch). A sampler index outside
+  /// [0, dataset size) is a loom::Error raised by next() for the batch
+  /// holding it.
   DataLoader(std::shared_ptr<const Dataset> dataset, std::shared_ptr<const Collator> collator,
              DataLoaderOptions options = {}, std::shared_ptr<const Sampler> sampler = nullptr);
 
@@ -86,7 +92,9 @@ class DataLoader {
   /// Epoch used by begin() (the sampler's shuffle and the collator's draws).
   void set_epoch(int64_t epoch);
   int64_t epoch() const { return epoch_; }
-  /// Starts a pass over epoch `epoch` (workers start now when num_workers > 0).
+  /// Starts a pass over epoch `epoch` (workers start now when num_workers > 0;
+  /// never more workers than batches). Throws loom::Error when the system
+  /// cannot start the worker threads (the started ones are stopped first).
   std::unique_ptr<BatchStream> stream(int64_t epoch) const;
   /// stream(epoch()) as an iterator, and the end iterator.
   BatchIterator begin() const;

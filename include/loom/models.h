@@ -101,6 +101,13 @@ namespace detail {
 /// `device` and sets eval mode.
 void load_pretrained_weights(PretrainedModel& model, const std::string& dir, const Device& device,
                              const PretrainedOptions& options);
+/// Checks made before a model for `dir` is allocated: the config's parameter
+/// count x 4 bytes (f32) against the memory available (core/memory_info.h),
+/// and the sizes the config sets (embeddings, widths) against the shapes of
+/// `dir`'s checkpoint tensors. Throws loom::Error "[from_pretrained] <dir>:
+/// ..." naming the tensor and both shapes, or the sizes and the memory.
+void check_pretrained_sizes(const std::string& dir, const GPT2Config& config);
+void check_pretrained_sizes(const std::string& dir, const BertConfig& config);
 }  // namespace detail
 
 /// Builds an `M` from `dir`/config.json and loads `dir`'s weights, as
@@ -113,11 +120,16 @@ void load_pretrained_weights(PretrainedModel& model, const std::string& dir, con
 /// unexpected keys are ignored and reported (an error with strict). The
 /// model is moved to `device` and put in eval mode. Throws loom::Error for a
 /// missing/malformed config.json or weight file, a model_type that does not
-/// match `M`, or a shape mismatch (naming the key and both shapes).
+/// match `M`, a shape mismatch (naming the key and both shapes; sizes set by
+/// the config are checked before the model is allocated), a config too large
+/// for the available memory, a checkpoint tensor of an integer/bool dtype
+/// where the model has a floating one, or a checkpoint that provides none of
+/// the model's weights.
 template <typename M>
 std::shared_ptr<M> from_pretrained(const std::string& dir, const Device& device = {},
                                    const PretrainedOptions& options = {}) {
   auto config = M::Config::from_json_file(dir + "/config.json");
+  detail::check_pretrained_sizes(dir, config);  // before anything is allocated
   std::shared_ptr<M> model;
   {
     nn::NoInitGuard no_init;

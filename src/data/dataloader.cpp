@@ -5,10 +5,12 @@
 // Assumes Dataset::get and Collator::collate are safe to call concurrently.
 #include "loom/dataloader.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "loom/error.h"
@@ -80,7 +82,17 @@ class WorkerStream : public BatchStream {
       : plan_(std::move(plan)),
         total_(static_cast<int64_t>(plan_.batches.size())),
         capacity_(capacity) {
-    for (int w = 0; w < num_workers; ++w) workers_.emplace_back([this] { work(); });
+    // No more workers than batches; a thread the system refuses ends in a
+    // loom::Error after the started ones are joined (a joinable std::thread
+    // destroyed during unwinding would call std::terminate).
+    const int64_t n = std::min<int64_t>(num_workers, total_);
+    try {
+      for (int64_t w = 0; w < n; ++w) workers_.emplace_back([this] { work(); });
+    } catch (const std::system_error& e) {
+      stop();
+      fail("[DataLoader] cannot start worker thread ", workers_.size() + 1, " of ", n, ": ",
+           e.what(), " (lower num_workers)");
+    }
   }
   ~WorkerStream() override { stop(); }
 
@@ -186,7 +198,8 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset,
   LOOM_CHECK(collator_ != nullptr, "[DataLoader] the collator is null");
   LOOM_CHECK(options_.batch_size >= 1, "[DataLoader] batch_size must be >= 1, got ",
              options_.batch_size);
-  LOOM_CHECK(options_.num_workers >= 0, "[DataLoader] num_workers must be >= 0, got ",
+  LOOM_CHECK(options_.num_workers >= 0 && options_.num_workers <= kMaxDataLoaderWorkers,
+             "[DataLoader] num_workers must be in [0, ", kMaxDataLoaderWorkers, "], got ",
              options_.num_workers);
   LOOM_CHECK(options_.prefetch_factor >= 1, "[DataLoader] prefetch_factor must be >= 1, got ",
              options_.prefetch_factor);

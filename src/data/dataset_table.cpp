@@ -1,12 +1,14 @@
 // table_dataset (loom/dataset.h): examples from CSV/TSV/JSON Lines with a
 // chosen text column, optional second text column and optional label column.
-// Label ids follow Hugging Face: integer labels are kept; string labels are
-// mapped through their sorted unique values (datasets' class_encode_column and
-// run_glue's `label_list.sort()`), or through the names the caller gives.
+// Label ids follow Hugging Face: integer labels are kept (digits beyond int64
+// are an error); string labels are mapped through their sorted unique
+// values (datasets' class_encode_column and run_glue's `label_list.sort()`),
+// or through the names the caller gives.
 #include <algorithm>
 #include <map>
 #include <optional>
 
+#include "core/parse_number.h"
 #include "io/text_files.h"
 #include "loom/dataset.h"
 #include "loom/error.h"
@@ -37,23 +39,34 @@ const std::string& text_cell(const io::TextTable& t, size_t r, size_t c) {
   return x.text;
 }
 
-// Decimal integer text, as pandas infers an int64 CSV column.
-std::optional<int64_t> parse_integer(const std::string& s) {
-  size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  if (i == s.size() || s.size() - i > 18) return std::nullopt;
-  for (size_t k = i; k < s.size(); ++k)
-    if (s[k] < '0' || s[k] > '9') return std::nullopt;
-  return std::stoll(s);
+// Decimal integer text, as pandas infers an int64 CSV column; nullopt for
+// other text. Digits beyond int64 are an error, not a class name: pandas
+// would not read them as int64 either, and a label id there is a mistake.
+std::optional<int64_t> parse_integer(const io::TextTable& t, size_t r, const std::string& s) {
+  NumberError why = NumberError::kNone;
+  std::optional<int64_t> v = parse_decimal_int(s, &why);
+  LOOM_CHECK(why != NumberError::kOverflow, "[dataset] ", where(t, r), ": label ", s,
+             " is beyond int64 (class ids are 0, 1, ..., num_labels - 1)");
+  return v;
 }
 
 bool all_integers(const io::TextTable& t, size_t c) {
   for (size_t r = 0; r < t.rows.size(); ++r) {
     const TableCell& x = cell(t, r, c);
-    bool ok = x.kind == Kind::kInteger ||
-              (t.reader != "jsonl" && x.kind == Kind::kString && parse_integer(x.text).has_value());
-    if (!ok) return false;
+    bool integer_cell =
+        x.kind == Kind::kInteger || (t.reader != "jsonl" && x.kind == Kind::kString);
+    if (!integer_cell || !parse_integer(t, r, x.text).has_value()) return false;
   }
   return true;
+}
+
+// An integer label as it is (datasets keeps GLUE's -1 "no label" of test
+// splits; a trainer checks ids against its num_labels).
+int64_t class_id(const io::TextTable& t, size_t r, size_t c) {
+  std::optional<int64_t> id = parse_integer(t, r, t.rows[r][c].text);
+  LOOM_CHECK(id.has_value(), "[dataset] ", where(t, r), ": label '", t.rows[r][c].text,
+             "' is not an integer");
+  return *id;
 }
 
 struct Labels {
@@ -63,7 +76,7 @@ struct Labels {
 
 Labels integer_labels(const io::TextTable& t, size_t c) {
   Labels out;
-  for (size_t r = 0; r < t.rows.size(); ++r) out.ids.push_back(*parse_integer(t.rows[r][c].text));
+  for (size_t r = 0; r < t.rows.size(); ++r) out.ids.push_back(class_id(t, r, c));
   return out;
 }
 
@@ -87,7 +100,7 @@ Labels named_labels(const io::TextTable& t, size_t c, std::vector<std::string> n
   for (size_t r = 0; r < t.rows.size(); ++r) {
     const TableCell& x = cell(t, r, c);
     if (x.kind == Kind::kInteger) {  // a JSON id given with label names
-      int64_t id = *parse_integer(x.text);
+      int64_t id = class_id(t, r, c);
       LOOM_CHECK(id >= 0 && id < static_cast<int64_t>(names.size()), "[dataset] ", where(t, r),
                  ": label id ", id, " is outside [0, ", names.size(), ")");
       out.ids.push_back(id);

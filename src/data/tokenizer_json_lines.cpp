@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 #include "loom/tokenizer.h"
 
@@ -45,6 +46,7 @@ void tokenize_json_lines(const Tokenizer& tokenizer, std::istream& in, std::ostr
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    io::check_json_depth(line, "[" + source_name + "] line " + std::to_string(line_no));
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(line);

@@ -3,6 +3,7 @@
 #include "loom/config.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "io/config_json.h"
 #include "loom/error.h"
@@ -62,6 +63,8 @@ void GPT2Config::validate() const {
   check_size(c, "n_embd", n_embd);
   check_size(c, "n_layer", n_layer);
   check_size(c, "n_head", n_head);
+  LOOM_CHECK(n_inner || n_embd <= INT64_MAX / 4, "[GPT2Config] n_embd ", n_embd,
+             " is too large (4 * n_embd, the default n_inner, overflows int64)");
   check_size(c, "n_inner", inner_dim());
   LOOM_CHECK(n_embd % n_head == 0, "[GPT2Config] n_embd ", n_embd, " is not divisible by n_head ",
              n_head);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 
 namespace loom::io {
@@ -157,6 +158,7 @@ void ConfigReader::keep_rest(PretrainedConfig& cfg) {
 }
 
 json parse_config_object(const std::string& text, const std::string& where) {
+  check_json_depth(text, "[config] " + where);
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   LOOM_CHECK(!j.is_discarded(), "[config] ", where, ": not valid JSON");
   LOOM_CHECK(j.is_object(), "[config] ", where, ": not a JSON object");

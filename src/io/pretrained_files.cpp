@@ -13,6 +13,7 @@
 #include <set>
 
 #include "io/config_json.h"
+#include "io/json_parse.h"
 #include "loom/error.h"
 
 namespace loom::io {
@@ -22,13 +23,23 @@ using nlohmann::json;
 
 namespace {
 
+// A lock file another module holds open (a regular file named "*.lock").
+bool is_lock_file(const std::string& name, const fs::directory_entry& entry) {
+  const std::string suffix = ".lock";
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+         entry.is_regular_file();
+}
+
 bool is_plain_file_name(const std::string& name) {
   return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
 }
 
 // The shard names listed by an index file, checked.
 std::map<std::string, std::string> read_weight_map(const std::string& path) {
-  json j = json::parse(read_config_text(path), nullptr, false);
+  std::string text = read_config_text(path);
+  check_json_depth(text, "[from_pretrained] " + path);
+  json j = json::parse(text, nullptr, false);
   LOOM_CHECK(!j.is_discarded() && j.is_object(), "[from_pretrained] ", path, ": not a JSON object");
   auto wm = j.find("weight_map");
   LOOM_CHECK(wm != j.end() && wm->is_object(), "[from_pretrained] ", path,
@@ -195,6 +206,10 @@ void write_pretrained_dir(const std::string& dir,
       for (const auto& entry : fs::directory_iterator(target)) {
         std::string name = entry.path().filename().string();
         if (is_model_file(name) || written.count(name)) continue;
+        if (is_lock_file(name, entry)) {
+          fs::create_hard_link(entry.path(), tmp / name);  // same inode: the flock carries over
+          continue;
+        }
         fs::copy(entry.path(), tmp / name, fs::copy_options::recursive);
       }
     }

@@ -66,7 +66,9 @@ std::vector<std::vector<size_t>> plan_shards(const std::vector<safetensors::Tens
 /// model-0000k-of-0000N.safetensors + model.safetensors.index.json, each with
 /// metadata {"format": "pt"}. Atomic: everything is written into a temporary
 /// sibling directory, which then replaces `dir`; files of an existing `dir`
-/// that are not weights or config (tokenizer files, ...) are carried over.
+/// that are not weights or config (tokenizer files, ...) are carried over;
+/// a "*.lock" file is hard-linked, not copied, so that an flock(2) held on it
+/// (train/output_dir_lock.h) stays held in the new directory.
 /// A failure leaves `dir` as it was. Throws loom::Error "[save_pretrained]
 /// <dir>: ..." for max_shard_size < 1 or any I/O failure.
 void write_pretrained_dir(const std::string& dir,

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "io/json_parse.h"
 #include "io/text_files.h"
 #include "loom/error.h"
 
@@ -67,12 +68,7 @@ bool is_blank(std::string_view s) {
 
 // A whole-file JSON array of objects ("[{...}, {...}]").
 TextTable parse_json_array(std::string_view text, const std::string& source, TextTable table) {
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::exception& e) {
-    fail("[jsonl] ", source, ": not valid JSON (", e.what(), ")");
-  }
+  Json doc = parse_json<Json>(text, "[jsonl] " + source);
   RowBuilder rows(table);
   for (size_t i = 0; i < doc.size(); ++i) {
     LOOM_CHECK(doc[i].is_object(), "[jsonl] ", source, ": element ", i,
@@ -102,12 +98,7 @@ TextTable parse_json_lines(std::string_view text, const std::string& source) {
     pos = end + 1;
     ++line;
     if (is_blank(content)) continue;
-    Json value;
-    try {
-      value = Json::parse(content);
-    } catch (const Json::exception& e) {
-      fail("[jsonl] ", source, ":", line, ": not valid JSON (", e.what(), ")");
-    }
+    Json value = parse_json<Json>(content, "[jsonl] " + source + ":" + std::to_string(line));
     LOOM_CHECK(value.is_object(), "[jsonl] ", source, ":", line, ": expected a JSON object, got ",
                value.type_name());
     rows.add(value, line);

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 
 namespace loom::io {
@@ -20,6 +21,7 @@ std::string read_tokenizer_file(const std::string& path) {
 }
 
 nlohmann::json parse_tokenizer_json_text(std::string_view text, const std::string& source) {
+  check_json_depth(text, "[" + source + "]");
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {

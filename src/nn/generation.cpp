@@ -173,7 +173,8 @@ GenerateOutput generate(GPT2LMHeadModel& model, const Tensor& input_ids,
   std::vector<std::vector<int64_t>> seqs = prompt_rows(input_ids);
   int64_t b = static_cast<int64_t>(seqs.size()), t0 = static_cast<int64_t>(seqs[0].size());
   int64_t v = model.config().vocab_size, n_max = config.max_new_tokens;
-  LOOM_CHECK(t0 + n_max <= model.config().n_positions, "[generate] prompt length ", t0,
+  // Written as a difference: t0 + n_max would overflow for n_max near 2^63.
+  LOOM_CHECK(n_max <= model.config().n_positions - t0, "[generate] prompt length ", t0,
              " + max_new_tokens ", n_max, " exceeds n_positions ", model.config().n_positions);
   std::optional<int64_t> pad = config.pad_token_id ? config.pad_token_id : config.eos_token_id;
   GenerateOutput out;

@@ -11,7 +11,9 @@
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "loom/models.h"
+#include "loom/safetensors.h"
 #include "nn/models/init_weights.h"
+#include "nn/models/model_size.h"
 
 namespace loom {
 
@@ -71,9 +73,62 @@ void report(const std::string& dir, const PretrainedModel& model, const LoadInfo
               << " not in the checkpoint, newly initialized: " << join(info.missing_keys) << "\n";
 }
 
+// The checkpoint tensor `base_name` stands for: the key itself, or any key
+// ending in "." + base_name ("transformer.wte.weight"), old LayerNorm names
+// aside (they set no size).
+const safetensors::TensorInfo* find_config_tensor(const io::PretrainedWeights& weights,
+                                                  const std::string& base_name) {
+  for (const auto& e : weights.entries()) {
+    const std::string& n = e.name;
+    if (n == base_name ||
+        (n.size() > base_name.size() &&
+         n.compare(n.size() - base_name.size(), base_name.size(), base_name) == 0 &&
+         n[n.size() - base_name.size() - 1] == '.'))
+      return e.info;
+  }
+  return nullptr;
+}
+
+// Floating checkpoint tensors convert to the model's floating dtype (f16/bf16
+// -> f32, as transformers' torch_dtype); any other difference (I32 data for
+// an F32 weight: same bytes, other meaning) is an error.
+void check_dtype(const std::string& dir, const std::string& name, DType file, DType model) {
+  if (file == model || (is_floating(file) && is_floating(model))) return;
+  fail("[from_pretrained] ", dir, ": tensor '", name, "' has dtype ", safetensors::dtype_code(file),
+       " but the model's weight is ", safetensors::dtype_code(model),
+       " (only floating dtypes F32/F16/BF16 convert into each other)");
+}
+
+void check_config_tensors(const std::string& dir, const std::vector<models::ConfigTensor>& want) {
+  io::PretrainedWeights weights = io::PretrainedWeights::open(dir);
+  for (const models::ConfigTensor& t : want) {
+    const safetensors::TensorInfo* info = find_config_tensor(weights, t.name);
+    if (info == nullptr || info->shape == t.shape) continue;
+    fail("[from_pretrained] ", dir, ": shape mismatch: ", info->name, " (checkpoint ",
+         to_string(info->shape), ", model ", to_string(t.shape), "); config.json's ", t.fields,
+         " disagree with the weights (checked before the model is allocated)");
+  }
+}
+
 }  // namespace
 
 namespace detail {
+
+void check_pretrained_sizes(const std::string& dir, const GPT2Config& config) {
+  config.validate();
+  models::check_parameters_fit("[from_pretrained] " + dir + ": config.json's",
+                               models::gpt2_parameter_count(config),
+                               models::gpt2_size_text(config));
+  check_config_tensors(dir, models::gpt2_config_tensors(config));
+}
+
+void check_pretrained_sizes(const std::string& dir, const BertConfig& config) {
+  config.validate();
+  models::check_parameters_fit("[from_pretrained] " + dir + ": config.json's",
+                               models::bert_parameter_count(config),
+                               models::bert_size_text(config));
+  check_config_tensors(dir, models::bert_config_tensors(config));
+}
 
 void load_pretrained_weights(PretrainedModel& model, const std::string& dir, const Device& device,
                              const PretrainedOptions& options) {
@@ -99,9 +154,15 @@ void load_pretrained_weights(PretrainedModel& model, const std::string& dir, con
     auto [it, fresh] = source.emplace(key, e.name);
     LOOM_CHECK(fresh, "[from_pretrained] ", dir, ": both '", it->second, "' and '", e.name,
                "' map to ", key);
+    check_dtype(dir, e.name, e.info->dtype, own.find(key)->dtype());
     std::span<const std::byte> bytes = weights.data(e);
     dict.insert(key, from_blob(bytes.data(), e.info->shape, e.info->dtype));
   }
+  LOOM_CHECK(!source.empty() || own.size() == 0, "[from_pretrained] ", dir, ": the checkpoint ",
+             "provides none of the weights of ", model.architecture(), " (",
+             weights.entries().size(), " tensors",
+             weights.entries().empty() ? "" : ", e.g. '" + weights.entries()[0].name + "'",
+             "; expected names like '", own.begin()->first, "')");
   nn::LoadResult result;
   try {
     result = model.load_state_dict(dict, /*strict=*/false);

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 #include "loom/optim.h"
 
@@ -148,6 +149,7 @@ std::string LRScheduler::state_json() const {
 }
 
 void LRScheduler::load_state_json(const std::string& text) {
+  io::check_json_depth(text, "[lr_scheduler] state");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

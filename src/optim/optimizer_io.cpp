@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 #include "loom/optim.h"
 #include "loom/safetensors.h"
@@ -52,6 +53,7 @@ json parse_meta(const safetensors::File& file, const std::string& key) {
   auto it = file.metadata().find(key);
   LOOM_CHECK(it != file.metadata().end(), "[optim] ", file.path(), ": __metadata__ lacks '", key,
              "' (not an optimizer state file?)");
+  io::check_json_depth(it->second, "[optim] " + file.path() + ": __metadata__ '" + key + "'");
   try {
     return json::parse(it->second);
   } catch (const json::exception& e) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "loom/callbacks.h"
 #include "loom/error.h"
 
@@ -95,6 +96,7 @@ std::optional<std::string> EarlyStoppingCallback::state_json() const {
 }
 
 void EarlyStoppingCallback::load_state_json(const std::string& text) {
+  io::check_json_depth(text, "[EarlyStoppingCallback] saved state");
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     counter_ = j.at("attributes").at("early_stopping_patience_counter").get<int64_t>();

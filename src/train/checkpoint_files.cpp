@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 #include "loom/trainer.h"
 
@@ -312,6 +313,7 @@ std::string rng_state_json(const RngState& s) {
 
 RngState parse_rng_state(const std::string& text, const std::string& where) {
   RngState s;
+  io::check_json_depth(text, "[checkpoint] " + where);
   try {
     nlohmann::json j = nlohmann::json::parse(text);
     s.generator.seed = j.at("generator").at("seed").get<uint64_t>();

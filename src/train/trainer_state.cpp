@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "loom/callbacks.h"
 #include "loom/error.h"
 
@@ -78,6 +79,7 @@ std::string TrainerState::to_json() const {
 
 TrainerState TrainerState::from_json(const std::string& text, const std::string& where) {
   TrainerState s;
+  io::check_json_depth(text, "[trainer_state] " + where);
   try {
     json j = json::parse(text);
     LOOM_CHECK(j.is_object(), "[trainer_state] ", where, ": expected a JSON object");

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/edit_distance.h"
+#include "core/parse_number.h"
+#include "io/json_parse.h"
 #include "loom/device.h"
 #include "loom/error.h"
 #include "loom/optim.h"
@@ -142,28 +144,20 @@ bool parse_bool(const char* name, const std::string& v) {
   bad_value(name, "a bool (true/false)", v);
 }
 
+// Decimal only, as Python's int() / float() (core/parse_number.h): "0x10" and
+// values beyond int64 / double are errors, never hex or a wrapped value.
 int64_t parse_int(const char* name, const std::string& v) {
-  size_t used = 0;
-  int64_t out = 0;
-  try {
-    out = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    bad_value(name, "an integer", v);
-  }
-  if (used != v.size()) bad_value(name, "an integer", v);
-  return out;
+  NumberError why = NumberError::kNone;
+  std::optional<int64_t> out = parse_decimal_int(v, &why);
+  if (!out) bad_value(name, int_expectation(why), v);
+  return *out;
 }
 
 double parse_double(const char* name, const std::string& v) {
-  size_t used = 0;
-  double out = 0;
-  try {
-    out = std::stod(v, &used);
-  } catch (const std::exception&) {
-    bad_value(name, "a number", v);
-  }
-  if (used != v.size()) bad_value(name, "a number", v);
-  return out;
+  NumberError why = NumberError::kNone;
+  std::optional<double> out = parse_decimal_double(v, &why);
+  if (!out) bad_value(name, double_expectation(why), v);
+  return *out;
 }
 
 // The shortest %g text that reads back to the same double.
@@ -242,12 +236,7 @@ std::string TrainingArguments::get(const std::string& name) const {
 }
 
 TrainingArguments TrainingArguments::from_json(const std::string& text, const std::string& where) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail("[TrainingArguments] ", where, ": not valid JSON (", e.what(), ")");
-  }
+  nlohmann::json j = io::parse_json(text, "[TrainingArguments] " + where);
   LOOM_CHECK(j.is_object(), "[TrainingArguments] ", where, ": expected a JSON object");
   TrainingArguments args;
   for (const auto& [key, value] : j.items()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "loom/dataloader.h"
 #include "loom/device.h"
 #include "loom/error.h"
 #include "loom/optim.h"
@@ -30,6 +31,15 @@ void check_finite(const char* name, double value) {
   LOOM_CHECK(std::isfinite(value), "[TrainingArguments] ", name, ": must be finite, got ", value);
 }
 
+// Step counts given as floats become int64 step numbers: above 2^53 a double
+// no longer holds every integer, and above 2^63 the conversion is undefined.
+constexpr double kMaxStepCount = 9007199254740992.0;  // 2^53
+
+void check_step_count(const char* name, double value) {
+  LOOM_CHECK(value <= kMaxStepCount, "[TrainingArguments] ", name, ": must be <= 2^53 (",
+             static_cast<int64_t>(kMaxStepCount), "), got ", value);
+}
+
 // A step count that may be a ratio in (0, 1): positive, and whole when >= 1
 // (transformers: "--logging_steps must be an integer if bigger than 1").
 void check_steps(const char* name, double value) {
@@ -38,15 +48,17 @@ void check_steps(const char* name, double value) {
              value);
   LOOM_CHECK(value < 1 || value == std::floor(value), "[TrainingArguments] ", name,
              ": must be an integer if bigger than 1, got ", value);
+  check_step_count(name, value);
 }
 
 void validate_batches(const TrainingArguments& a) {
   check_positive_int("per_device_train_batch_size", a.per_device_train_batch_size);
   check_positive_int("per_device_eval_batch_size", a.per_device_eval_batch_size);
   check_positive_int("gradient_accumulation_steps", a.gradient_accumulation_steps);
-  LOOM_CHECK(a.dataloader_num_workers >= 0,
-             "[TrainingArguments] dataloader_num_workers: must be >= 0, got ",
-             a.dataloader_num_workers);
+  LOOM_CHECK(
+      a.dataloader_num_workers >= 0 && a.dataloader_num_workers <= data::kMaxDataLoaderWorkers,
+      "[TrainingArguments] dataloader_num_workers: must be in [0, ", data::kMaxDataLoaderWorkers,
+      "], got ", a.dataloader_num_workers);
 }
 
 void validate_optimizer(const TrainingArguments& a) {
@@ -71,6 +83,9 @@ void validate_length(const TrainingArguments& a) {
              "[TrainingArguments] max_steps: must be -1 (train for num_train_epochs) or > 0, got ",
              a.max_steps);
   check_finite("num_train_epochs", a.num_train_epochs);
+  // max_steps = ceil(num_train_epochs x update steps per epoch) must stay an int64.
+  LOOM_CHECK(a.num_train_epochs <= 1e9,
+             "[TrainingArguments] num_train_epochs: must be <= 1e9, got ", a.num_train_epochs);
   LOOM_CHECK(a.max_steps > 0 || a.num_train_epochs > 0,
              "[TrainingArguments] num_train_epochs: must be > 0 when max_steps is not set, got ",
              a.num_train_epochs);
@@ -78,6 +93,7 @@ void validate_length(const TrainingArguments& a) {
   check_finite("warmup_steps", a.warmup_steps);
   LOOM_CHECK(a.warmup_steps >= 0, "[TrainingArguments] warmup_steps: must be >= 0, got ",
              a.warmup_steps);
+  check_step_count("warmup_steps", a.warmup_steps);
   LOOM_CHECK(a.warmup_steps < 1 || a.warmup_steps == std::floor(a.warmup_steps),
              "[TrainingArguments] warmup_steps: must be an integer if bigger than 1, got ",
              a.warmup_steps);

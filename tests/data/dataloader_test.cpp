@@ -82,6 +82,16 @@ TEST(DataLoader, RejectsBadOptions) {
   EXPECT_THROW(DataLoader(ds, collator, {.batch_size = 0}), Error);
   EXPECT_THROW(DataLoader(ds, nullptr), Error);
   EXPECT_THROW(DataLoader(ds, collator, {.num_workers = -1}), Error);
+  // Issue 15: 100000 workers ended in std::terminate once threads ran out.
+  try {
+    DataLoader(ds, collator, {.num_workers = 100000});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "[DataLoader] num_workers must be in [0, 256], got 100000");
+  }
+  // At the limit, on 3 examples: only as many workers as batches start.
+  DataLoader many(ds, collator, {.batch_size = 2, .num_workers = kMaxDataLoaderWorkers});
+  EXPECT_EQ(collect(many), collect(DataLoader(ds, collator, {.batch_size = 2})));
   EXPECT_THROW(DataLoader(ds, collator, {.shuffle = true}, std::make_shared<SequentialSampler>(3)),
                Error);
   // A sampler index outside the dataset is reported when its batch is made.

@@ -142,6 +142,24 @@ TEST_F(DatasetFiles, IntegerLabelsAreKept) {
   EXPECT_FALSE(unlabeled.get(0).label.has_value());
 }
 
+// Issue 15: "99999999999999999999" became a class *name* (more than 18
+// digits were not read as an integer); a JSON uint64 crashed the reader.
+TEST_F(DatasetFiles, IntegerLabelsBeyondInt64AreAnError) {
+  std::string csv = write("big.csv", "text,label\nx,0\ny,99999999999999999999\n");
+  EXPECT_EQ(testing::error_of([&] { table_dataset(csv, bytes, {.label_column = "label"}); }),
+            "[dataset] " + csv +
+                ":3: label 99999999999999999999 is beyond int64 (class ids are "
+                "0, 1, ..., num_labels - 1)");
+  std::string jsonl = write("big.jsonl", "{\"text\": \"x\", \"label\": 18446744073709551615}\n");
+  EXPECT_NE(testing::error_of([&] {
+              table_dataset(jsonl, bytes, {.label_column = "label"});
+            }).find("label 18446744073709551615 is beyond int64"),
+            std::string::npos);
+  // 19 digits within int64 are an integer id (the old 18-digit rule made it a name).
+  std::string ok = write("ok.csv", "text,label\nx,1000000000000000000\n");
+  EXPECT_EQ(table_dataset(ok, bytes, {.label_column = "label"}).get(0).label, 1000000000000000000);
+}
+
 TEST_F(DatasetFiles, PairColumnsGoToTheEncoder) {
   std::string path = write("p.csv", "q,c,label\nab,cde,0\n");
   TextEncoder encode = [](const std::string& a, const std::string* b) {

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 
+#include "common/error_of.h"
 #include "io/config_json.h"
 #include "nn/model_test_util.h"
 
@@ -198,6 +201,113 @@ TEST(Pretrained, ShapeMismatchNamesKeyAndShapes) {
               std::string::npos)
         << m;
   }
+}
+
+// Issue 15: n_positions 10^7 allocated the whole model (2.5 GB) before the
+// shape mismatch was found; config-set sizes are now checked first.
+TEST(Pretrained, ConfigSizesAreCheckedAgainstTheCheckpointBeforeAllocating) {
+  TempDir tmp;
+  fs::copy(model_fixture("gpt2"), tmp / "m");
+  json cfg = json::parse(io::read_config_text(tmp / "m/config.json"));
+  cfg["n_positions"] = 10'000'000;
+  std::ofstream(tmp / "m/config.json") << cfg.dump();
+  std::string m = testing::error_of([&] { GPT2LMHeadModel::from_pretrained(tmp / "m"); });
+  EXPECT_NE(m.find("shape mismatch: transformer.wpe.weight (checkpoint [64,32], model "
+                   "[10000000,32]); config.json's n_positions, n_embd disagree with the weights "
+                   "(checked before the model is allocated)"),
+            std::string::npos)
+      << m;
+  fs::copy(model_fixture("bert"), tmp / "b");
+  cfg = json::parse(io::read_config_text(tmp / "b/config.json"));
+  cfg["vocab_size"] = 10'000'000;
+  std::ofstream(tmp / "b/config.json") << cfg.dump();
+  m = testing::error_of([&] { BertForMaskedLM::from_pretrained(tmp / "b"); });
+  EXPECT_NE(m.find("embeddings.word_embeddings.weight"), std::string::npos) << m;
+  EXPECT_NE(m.find("(checked before the model is allocated)"), std::string::npos) << m;
+}
+
+// Issue 15: n_layer 10^5..2^63-1 allocated until bad_alloc or the OOM killer.
+TEST(Pretrained, ConfigLargerThanMemoryIsRefusedBeforeAllocating) {
+  GPT2Config g;
+  g.n_layer = 1'000'000'000'000;
+  std::string m = testing::error_of([&] { GPT2LMHeadModel model(g); });
+  EXPECT_EQ(m.rfind("[GPT2Model] n_layer 1000000000000, n_embd 768, n_inner 4*n_embd, "
+                    "n_positions 1024, vocab_size 50257 make 7.09e+18 parameters: ",
+                    0),
+            0u)
+      << m;
+  EXPECT_NE(m.find(" of memory available ("), std::string::npos) << m;
+  g.n_layer = std::numeric_limits<int64_t>::max();  // 2^63-1: counted in double, no overflow
+  EXPECT_NE(testing::error_of([&] { GPT2Model model(g); }).find("of memory available"),
+            std::string::npos);
+  BertConfig b;
+  b.hidden_size = 1'000'000;
+  b.num_attention_heads = 1;
+  m = testing::error_of([&] { BertModel model(b); });
+  EXPECT_EQ(m.rfind("[BertModel] num_hidden_layers 12, hidden_size 1000000, ", 0), 0u) << m;
+  // The pretrained path refuses it before reading any weight.
+  TempDir tmp;
+  fs::copy(model_fixture("gpt2"), tmp / "m");
+  json cfg = json::parse(io::read_config_text(tmp / "m/config.json"));
+  cfg["n_layer"] = 100'000'000'000;
+  std::ofstream(tmp / "m/config.json") << cfg.dump();
+  m = testing::error_of([&] { GPT2LMHeadModel::from_pretrained(tmp / "m"); });
+  EXPECT_NE(m.find("[from_pretrained] " + tmp / "m" + ": config.json's n_layer 100000000000"),
+            std::string::npos)
+      << m;
+}
+
+// Rewrites `dir`/model.safetensors with `edit` applied to each tensor (as
+// dtype, shape, bytes); dropping all of them leaves a header of {}.
+void rewrite_weights(const std::string& dir,
+                     const std::function<bool(safetensors::TensorRef&)>& keep) {
+  const std::string path = dir + "/model.safetensors";
+  std::vector<std::vector<std::byte>> bytes;
+  std::vector<safetensors::TensorRef> refs;
+  {
+    auto file = safetensors::File::open(path);
+    for (const auto& info : file.tensors()) {
+      auto span = file.data(info);
+      bytes.emplace_back(span.begin(), span.end());
+    }
+    size_t i = 0;
+    for (const auto& info : file.tensors()) {
+      safetensors::TensorRef r{info.name, info.dtype, info.shape, bytes[i++].data()};
+      if (keep(r)) refs.push_back(r);
+    }
+  }
+  safetensors::save(path, refs);
+}
+
+TEST(Pretrained, IntegerCheckpointTensorForAFloatWeightIsAnError) {
+  TempDir tmp;
+  fs::copy(model_fixture("gpt2"), tmp / "m");
+  rewrite_weights(tmp / "m", [](safetensors::TensorRef& r) {
+    if (r.name == "transformer.h.0.attn.c_attn.weight") r.dtype = DType::i32;  // same 4 bytes
+    return true;
+  });
+  std::string m = testing::error_of([&] { GPT2LMHeadModel::from_pretrained(tmp / "m"); });
+  EXPECT_NE(m.find("tensor 'transformer.h.0.attn.c_attn.weight' has dtype I32 but the model's "
+                   "weight is F32"),
+            std::string::npos)
+      << m;
+}
+
+TEST(Pretrained, CheckpointWithNoneOfTheWeightsIsAnError) {
+  TempDir tmp;
+  fs::copy(model_fixture("gpt2"), tmp / "empty");
+  rewrite_weights(tmp / "empty", [](safetensors::TensorRef&) { return false; });
+  std::string m = testing::error_of([&] { GPT2LMHeadModel::from_pretrained(tmp / "empty"); });
+  EXPECT_NE(m.find("the checkpoint provides none of the weights of GPT2LMHeadModel (0 tensors"),
+            std::string::npos)
+      << m;
+  fs::copy(model_fixture("gpt2"), tmp / "other");
+  rewrite_weights(tmp / "other", [](safetensors::TensorRef& r) {
+    r.name = "encoder." + r.name;  // nothing matches the model's names
+    return true;
+  });
+  m = testing::error_of([&] { GPT2LMHeadModel::from_pretrained(tmp / "other"); });
+  EXPECT_NE(m.find("provides none of the weights of GPT2LMHeadModel"), std::string::npos) << m;
 }
 
 TEST(Pretrained, SaveReplacesDirectoryAtomicallyKeepingOtherFiles) {

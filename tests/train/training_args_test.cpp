@@ -89,6 +89,55 @@ TEST(TrainingArguments, BadValuesNameTheArgument) {
             "[TrainingArguments] learning_rate: expected a number, got 'fast'");
 }
 
+TEST(TrainingArguments, NumbersAreDecimalAndWithinRange) {
+  // Issue 15: std::stod read "0x10" as 16; values beyond int64 must not wrap.
+  TrainingArguments a;
+  EXPECT_EQ(error_of([&] { a.set("learning_rate", "0x10"); }),
+            "[TrainingArguments] learning_rate: expected a number, got '0x10'");
+  EXPECT_EQ(error_of([&] { a.set("max_steps", "0x10"); }),
+            "[TrainingArguments] max_steps: expected an integer, got '0x10'");
+  EXPECT_EQ(error_of([&] { a.set("seed", " 7"); }),
+            "[TrainingArguments] seed: expected an integer, got ' 7'");
+  std::string m = error_of([&] { a.set("max_steps", "99999999999999999999"); });
+  EXPECT_NE(m.find("max_steps: expected an integer within int64"), std::string::npos) << m;
+  m = error_of([&] { a.set("learning_rate", "1e999"); });
+  EXPECT_NE(m.find("learning_rate: expected a number within the double range"), std::string::npos)
+      << m;
+  a.set("learning_rate", "+5e-5");
+  EXPECT_EQ(a.learning_rate, 5e-5);
+  a.set("max_steps", "+12");
+  EXPECT_EQ(a.max_steps, 12);
+}
+
+TEST(TrainingArguments, HugeStepCountsAreRejected) {
+  // They become int64 step numbers; 1e300 would be an undefined conversion.
+  TrainingArguments a;
+  a.save_steps = 1e300;
+  EXPECT_EQ(error_of([&] { a.validate(); }),
+            "[TrainingArguments] save_steps: must be <= 2^53 (9007199254740992), got 1e+300");
+  a = TrainingArguments();
+  a.warmup_steps = 1e19;
+  EXPECT_NE(error_of([&] { a.validate(); }).find("warmup_steps: must be <= 2^53"),
+            std::string::npos);
+  a = TrainingArguments();
+  a.num_train_epochs = 1e12;
+  EXPECT_EQ(error_of([&] { a.validate(); }),
+            "[TrainingArguments] num_train_epochs: must be <= 1e9, got 1e+12");
+  a = TrainingArguments();
+  a.save_steps = 9007199254740992.0;
+  EXPECT_NO_THROW(a.validate());
+}
+
+TEST(TrainingArguments, DataloaderNumWorkersIsBounded) {
+  // Issue 15: 100000 workers ended in std::terminate when threads ran out.
+  TrainingArguments a;
+  a.dataloader_num_workers = 100000;
+  EXPECT_EQ(error_of([&] { a.validate(); }),
+            "[TrainingArguments] dataloader_num_workers: must be in [0, 256], got 100000");
+  a.dataloader_num_workers = 256;
+  EXPECT_NO_THROW(a.validate());
+}
+
 TEST(TrainingArguments, JsonRoundTripKeepsEveryField) {
   TrainingArguments a;
   a.set("learning_rate", "0.001");

@@ -16,6 +16,7 @@
 #include "job_args.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
+#include "train/checkpoint_files.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -28,6 +29,8 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
   args.do_train = false;
   args.do_eval = true;
   args.validate();
+  // An unusable --output_dir fails now, naming the flag, not after evaluating.
+  if (cmd.given.count("output_dir")) train::check_output_dir_writable(args.output_dir);
   PreparedJob job = prepare_job(cmd, args, /*want_train=*/false, /*want_eval=*/true);
   Trainer trainer(job.model, args, nullptr, job.data.eval, job.options);
   Logs m = trainer.evaluate();

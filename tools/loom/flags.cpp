@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 
 namespace loom::cli {
@@ -70,6 +71,9 @@ void FlagSet::add_to(CLI::App& app) {
     } else {
       opt->expected(1);
     }
+    // One value per occurrence: in `--output_dir out stray`, "stray" is a
+    // stray word (an error), not a second value that would replace "out".
+    opt->allow_extra_args(false);
   }
 }
 
@@ -102,12 +106,7 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
   LOOM_CHECK(in.good(), "[config] ", path, ": cannot open file");
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    fail("[config] ", path, ": not valid JSON (", e.what(), ")");
-  }
+  nlohmann::json j = io::parse_json(text.str(), "[config] " + path);
   LOOM_CHECK(j.is_object(), "[config] ", path, ": expected a JSON object of flag names to values");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : j.items()) {

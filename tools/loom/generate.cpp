@@ -5,6 +5,7 @@
 // compiled graphs). Prints the prompt and its continuation to stdout and the
 // timing (tokens/s) and, on the lazy device, the compile counters to stderr.
 // Assumes the tokenizer files are in --tokenizer_name, else in the model dir.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "loom/metrics.h"
 #include "loom/models.h"
 #include "loom/tokenizer.h"
+#include "number_flags.h"
 #include "unknown_flags.h"
 
 namespace loom::cli {
@@ -70,6 +72,7 @@ void print_summary(const GenerateOutput& out, int64_t prompt_tokens, const Devic
 
 void run_generate(const GenerateArgs& a) {
   if (a.model_name_or_path.empty()) fail("[loom generate] --model_name_or_path is required");
+  LOOM_CHECK(a.seed >= 0, "[loom generate] --seed: must be >= 0, got ", a.seed);
   GenerationConfig gc;
   gc.max_new_tokens = a.max_new_tokens;
   gc.do_sample = a.do_sample;
@@ -106,15 +109,20 @@ void add_generate_command(CLI::App& app) {
                   "Tokenizer directory (default: the model directory)");
   cmd->add_option("--prompt", args->prompt, "Text to continue (empty: start from bos)");
   cmd->add_option("--max_new_tokens", args->max_new_tokens, "Tokens to generate")
+      ->check(decimal_integer())
       ->capture_default_str();
   cmd->add_flag("--do_sample", args->do_sample, "Sample instead of greedy decoding");
   cmd->add_option("--temperature", args->temperature, "Sampling temperature (> 0)")
+      ->check(decimal_number())
       ->capture_default_str();
   cmd->add_option("--top_k", args->top_k, "Keep the k most likely tokens (0: off)")
+      ->check(decimal_integer())
       ->capture_default_str();
   cmd->add_option("--top_p", args->top_p, "Nucleus sampling mass in (0, 1] (1: off)")
+      ->check(decimal_number())
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of loom's generator (sampling)")
+      ->check(decimal_integer())
       ->capture_default_str();
   cmd->add_option("--device", args->device, "cpu (eager) or lazy")
       ->check(CLI::IsMember({"cpu", "lazy"}))

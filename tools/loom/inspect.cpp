@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "io/json_parse.h"
 #include "io/pretrained_files.h"
 #include "loom/error.h"
 #include "loom/safetensors.h"
@@ -61,7 +62,9 @@ void print_rows(const std::vector<Row>& rows) {
 void print_trainer_state(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail("[inspect] cannot open ", path);
-  nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  io::check_json_depth(text, "[inspect] " + path);
+  nlohmann::json state = nlohmann::json::parse(text, nullptr, false);
   if (state.is_discarded() || !state.is_object()) fail("[inspect] ", path, ": not a JSON object");
   std::cout << "trainer_state.json:\n";
   for (const char* key : {"global_step", "epoch", "best_metric", "best_model_checkpoint"})

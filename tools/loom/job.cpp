@@ -84,6 +84,7 @@ PreparedJob prepare_job(const JobCommand& cmd, TrainingArguments& training, bool
   p.tokenizer_dir = tokenizer_dir(job);
   Tokenizer tok = Tokenizer::from_pretrained(p.tokenizer_dir);
   p.plan = plan_model(job, tok);
+  if (want_train) check_training_fits(p.plan, training);  // before reading any data
   p.data = load_job_data(job, p.plan, tok, want_train, want_eval);
   p.model = build_model(p.plan, p.data, static_cast<uint64_t>(training.seed));
   p.options.data_collator = make_collator(job, p.plan, tok, training.sampler_seed());

@@ -37,6 +37,8 @@ struct ModelPlan {
   /// Class names from a classification checkpoint's id2label (empty when the
   /// names are transformers' placeholders LABEL_i or the model is not one).
   std::vector<std::string> label_names;
+  /// A fine-tuned classifier's num_labels (its id2label size); 0 otherwise.
+  int64_t num_labels = 0;
 };
 
 /// Reads model_name_or_path/config.json (or makes the model_type's default
@@ -78,6 +80,12 @@ JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer
 /// initialized from loom's generator seeded with `seed`.
 std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobData& data,
                                              uint64_t seed);
+
+/// Before a from-scratch model is built for training: its parameters x 4
+/// bytes x the copies training keeps (weights, gradients and, for AdamW, two
+/// moments: 4; sgd: 2) against the available memory. Throws loom::Error
+/// "[loom train] ... more than the N GB of memory available ...".
+void check_training_fits(const ModelPlan& plan, const TrainingArguments& args);
 
 /// Everything the Trainer needs.
 struct PreparedJob {

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <variant>
 
+#include "core/parse_number.h"
 #include "loom/error.h"
 
 namespace loom::cli {
@@ -71,23 +71,6 @@ const std::vector<JobField>& job_table() {
   return table;
 }
 
-std::optional<int64_t> parse_int(const std::string& s) {
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<double> parse_float(const std::string& s) {
-  try {
-    size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 std::optional<bool> parse_bool(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
@@ -133,14 +116,18 @@ struct Setter {
     fail("--", name, ": expected ", type, ", got '", value, "'");
   }
   void operator()(std::string JobArgs::*m) const { job.*m = value; }
-  void operator()(int64_t JobArgs::*m) const {
-    auto v = parse_int(value);
-    if (!v) bad("an integer");
-    job.*m = *v;
+  // Decimal only (core/parse_number.h): "0x10" and int64 overflow are errors.
+  int64_t integer() const {
+    NumberError why = NumberError::kNone;
+    std::optional<int64_t> v = parse_decimal_int(value, &why);
+    if (!v) bad(int_expectation(why));
+    return *v;
   }
+  void operator()(int64_t JobArgs::*m) const { job.*m = integer(); }
   void operator()(double JobArgs::*m) const {
-    auto v = parse_float(value);
-    if (!v) bad("a number");
+    NumberError why = NumberError::kNone;
+    std::optional<double> v = parse_decimal_double(value, &why);
+    if (!v) bad(double_expectation(why));
     job.*m = *v;
   }
   void operator()(bool JobArgs::*m) const {
@@ -153,9 +140,7 @@ struct Setter {
       (job.*m).reset();
       return;
     }
-    auto v = parse_int(value);
-    if (!v) bad("an integer");
-    job.*m = *v;
+    job.*m = integer();
   }
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "io/text_files.h"
 #include "job.h"
@@ -144,10 +145,21 @@ data::InMemoryDataset classification_rows(const Tokenizer& tok, const JobArgs& j
                               .label_names = label_names});
 }
 
-int64_t max_label(const data::InMemoryDataset& ds) {
-  int64_t m = -1;
-  for (const auto& e : ds.examples()) m = std::max(m, e.label.value_or(-1));
-  return m;
+void collect_labels(const data::InMemoryDataset* ds, std::set<int64_t>& ids) {
+  if (!ds) return;
+  for (const auto& e : ds->examples())
+    if (e.label) ids.insert(*e.label);
+}
+
+// Every label id of `ds` must be a class of the model: in [0, num_labels).
+void check_label_range(const data::InMemoryDataset* ds, int64_t num_labels,
+                       const std::string& what) {
+  if (!ds) return;
+  for (const auto& e : ds->examples())
+    LOOM_CHECK(!e.label || (*e.label >= 0 && *e.label < num_labels), "[data] ", what, ": label ",
+               *e.label, " is outside [0, ", num_labels,
+               "): integer labels are class ids 0..num_labels-1, and num_labels is the number "
+               "of distinct labels (run_glue's rule)");
 }
 
 void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan& plan,
@@ -171,11 +183,23 @@ void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan&
     if (names.empty()) names = out.eval->label_names();
   }
   out.label_names = names;
-  int64_t top = -1;
-  if (out.train) top = std::max(top, max_label(*out.train));
-  if (out.eval) top = std::max(top, max_label(*out.eval));
-  out.num_labels = std::max<int64_t>(static_cast<int64_t>(names.size()), top + 1);
+  // num_labels as run_glue: the number of distinct labels (of every file, so
+  // a class seen only in validation still has a logit), or the names'
+  // count, or a fine-tuned classifier's num_labels; every id (train AND
+  // validation) is checked now, before any weight is allocated for the head.
+  std::set<int64_t> ids;
+  collect_labels(out.train.get(), ids);
+  collect_labels(out.eval.get(), ids);
+  out.num_labels =
+      std::max<int64_t>(static_cast<int64_t>(names.size()), static_cast<int64_t>(ids.size()));
+  out.num_labels = std::max(out.num_labels, plan.num_labels);
   LOOM_CHECK(out.num_labels >= 1, "[data] no labels found in column '", job.label_column, "'");
+  check_label_range(out.train.get(), out.num_labels, "--train_file '" + job.train_file + "'");
+  const std::string& eval_file = job.validation_file.empty() ? job.train_file : job.validation_file;
+  check_label_range(out.eval.get(), out.num_labels,
+                    std::string(job.validation_file.empty() ? "the validation split of '"
+                                                            : "--validation_file '") +
+                        eval_file + "'");
 }
 
 // Keeps the first `n` examples (datasets' select(range(n))).
@@ -199,6 +223,15 @@ JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer
   if (!job.validation_file.empty()) check_file("validation_file", job.validation_file);
   LOOM_CHECK(!split || job.validation_split_percentage > 0,
              "[data] evaluation needs --validation_file or --validation_split_percentage > 0");
+  // Padding lengths above the model's positions could only fail later, after
+  // allocating batches of that length.
+  LOOM_CHECK(job.pad_to_multiple_of <= plan.max_positions, "[data] --pad_to_multiple_of ",
+             job.pad_to_multiple_of, " is longer than the model's ", plan.max_positions,
+             " positions");
+  if (plan.task == "text-classification" && job.max_seq_length)
+    LOOM_CHECK(*job.max_seq_length <= plan.max_positions, "[data] --max_seq_length ",
+               *job.max_seq_length, " is longer than the model's ", plan.max_positions,
+               " positions");
   JobData out;
   if (plan.task == "text-classification") {
     load_classification_data(out, job, plan, tokenizer, want_train, want_eval);

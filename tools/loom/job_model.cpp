@@ -3,17 +3,20 @@
 // model object, as run_clm / run_mlm / run_glue build them (AutoConfig,
 // config.update_from_string, from_pretrained or from_config).
 // Assumes the configs' JSON round trip keeps every field (loom/config.h).
-#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/parse_number.h"
 #include "flags.h"
+#include "io/json_parse.h"
 #include "job.h"
 #include "loom/error.h"
 #include "loom/models.h"
 #include "loom/nn.h"
+#include "nn/models/model_size.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -38,23 +41,22 @@ nlohmann::json typed_value(const nlohmann::json& old, const std::string& key,
     bad("true or false");
   }
   if (old.is_number_integer() || old.is_number_unsigned()) {
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) bad("an integer");
-    return v;
+    NumberError why = NumberError::kNone;
+    std::optional<int64_t> v = parse_decimal_int(text, &why);
+    if (!v) bad(int_expectation(why));
+    return *v;
   }
   if (old.is_number_float()) {
-    try {
-      size_t used = 0;
-      double v = std::stod(text, &used);
-      if (used == text.size()) return v;
-    } catch (const std::exception&) {
-    }
-    bad("a number");
+    NumberError why = NumberError::kNone;
+    std::optional<double> v = parse_decimal_double(text, &why);
+    if (!v) bad(double_expectation(why));
+    if (!std::isfinite(*v)) bad("a finite number");
+    return *v;
   }
   if (old.is_string()) return text;
   if (old.is_null()) {
     if (text == "null" || text == "None") return nullptr;
+    io::check_json_depth(text, "[config_overrides] " + key);
     nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     return parsed.is_number() ? parsed : nlohmann::json(text);
   }
@@ -68,11 +70,15 @@ std::string default_task(const std::string& model_type, const std::vector<std::s
   return "masked-lm";
 }
 
+bool is_classifier(const PretrainedConfig& cfg) {
+  for (const std::string& a : cfg.architectures)
+    if (a.find("ForSequenceClassification") != std::string::npos) return true;
+  return false;
+}
+
 // Class names of a fine-tuned classifier (not transformers' LABEL_i placeholders).
 std::vector<std::string> trained_label_names(const PretrainedConfig& cfg) {
-  bool classifier = false;
-  for (const std::string& a : cfg.architectures)
-    classifier = classifier || a.find("ForSequenceClassification") != std::string::npos;
+  bool classifier = is_classifier(cfg);
   std::vector<std::string> names;
   bool placeholders = true;
   for (const auto& [id, name] : cfg.id2label) {
@@ -176,7 +182,23 @@ ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer) {
   LOOM_CHECK(tokenizer.vocab_size() <= vocab, "[model] the tokenizer has ", tokenizer.vocab_size(),
              " tokens but the model's vocab_size is ", vocab);
   plan.label_names = trained_label_names(common);
+  if (is_classifier(common)) plan.num_labels = static_cast<int64_t>(common.id2label.size());
   return plan;
+}
+
+void check_training_fits(const ModelPlan& plan, const TrainingArguments& args) {
+  const bool sgd = args.optim == "sgd";
+  const double copies = sgd ? 2 : 4;
+  const std::string why =
+      sgd ? "weights and gradients" : "weights, gradients and AdamW's two moments";
+  if (const auto* g = std::get_if<GPT2Config>(&plan.config)) {
+    models::check_parameters_fit("[loom train]", models::gpt2_parameter_count(*g),
+                                 models::gpt2_size_text(*g), copies, why);
+  } else {
+    const auto& b = std::get<BertConfig>(plan.config);
+    models::check_parameters_fit("[loom train]", models::bert_parameter_count(b),
+                                 models::bert_size_text(b), copies, why);
+  }
 }
 
 std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobData& data,
@@ -185,6 +207,7 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
   auto make = [&](auto tag, const auto& config) -> std::shared_ptr<PretrainedModel> {
     using M = typename decltype(tag)::type;
     if (plan.pretrained_dir.empty()) return std::make_shared<M>(config);
+    detail::check_pretrained_sizes(plan.pretrained_dir, config);  // before allocating
     std::shared_ptr<M> m;
     {
       nn::NoInitGuard no_init;

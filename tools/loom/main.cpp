@@ -44,6 +44,14 @@ std::string unknown_subcommand_message(CLI::App& app, const std::string& word) {
   return "unknown subcommand '" + word + "' (" + hint + "subcommands: " + names + ")";
 }
 
+// For a bare `loom`: "a subcommand is required (info, generate, ...; see loom --help)".
+std::string missing_subcommand_message(CLI::App& app) {
+  std::string names;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return "a subcommand is required (" + names + "; see loom --help)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,8 +70,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) {
-      // No subcommand: show what there is, and fail like other multi-command tools.
-      std::cerr << app.help();
+      // No subcommand: one error line as every user error, then what there is.
+      std::cerr << "loom: error: " << missing_subcommand_message(app) << "\n\n" << app.help();
       return 1;
     }
   } catch (const CLI::CallForHelp& e) {

@@ -18,6 +18,7 @@
 #include "job_args.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
+#include "train/output_dir_lock.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -61,6 +62,18 @@ Logs last_step_evaluation(const Trainer& trainer) {
   return {};
 }
 
+// As PyTorch's DataLoader (and so the HF Trainer): a batch size above the
+// dataset size gives one batch of the whole dataset per epoch. Said once, so
+// a typo (10000000 for 100) is visible; memory is that of the real batch.
+void warn_batch_larger_than_data(const TrainingArguments& args, int64_t examples) {
+  if (args.per_device_train_batch_size <= examples) return;
+  std::fprintf(stderr,
+               "loom: warning: --per_device_train_batch_size %lld is larger than the %lld "
+               "training examples: each epoch is one batch of %lld\n",
+               static_cast<long long>(args.per_device_train_batch_size),
+               static_cast<long long>(examples), static_cast<long long>(examples));
+}
+
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -73,6 +86,8 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   TrainingArguments args = cmd.training;
   args.do_train = true;
   args.validate();  // fail on bad arguments before loading any data
+  // One run per output_dir (train/output_dir_lock.h), held until the end.
+  train::OutputDirLock lock(args.output_dir, "loom train");
   // run_clm's early check, so a forgotten flag costs no tokenizing.
   if (!args.resume_from_checkpoint && !args.overwrite_output_dir) {
     if (auto last = get_last_checkpoint(args.output_dir))
@@ -82,6 +97,7 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
            "over");
   }
   PreparedJob job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
+  warn_batch_larger_than_data(args, job.data.train->size());
   print_plan(job, args);
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
 

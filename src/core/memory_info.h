@@ -1,0 +1,29 @@
+// How much memory this process can still take, for size checks made before
+// a large allocation (a model from config.json, a checkpoint): a clear error
+// beats std::bad_alloc or the kernel's OOM killer half-way through.
+// Assumes Linux: /proc/meminfo's MemAvailable (the kernel's estimate of what
+// can be allocated without swapping), lowered to the cgroup v2 limit
+// (/sys/fs/cgroup/memory.max minus memory.current) when one is set; elsewhere
+// sysconf(_SC_AVPHYS_PAGES) x page size.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace loom {
+
+/// What can be allocated now, in bytes, and where the number came from.
+struct AvailableMemory {
+  uint64_t bytes = 0;
+  std::string source;  ///< "MemAvailable", "cgroup memory.max" or "sysconf"
+};
+
+/// The memory available to this process now, or nullopt when the system says
+/// nothing. Never throws.
+std::optional<AvailableMemory> available_memory();
+
+/// "1.5 GB", "640 MB", "12 kB" (decimal units, 2-3 significant digits).
+std::string format_bytes(double bytes);
+
+}  // namespace loom
