@@ -24,6 +24,7 @@
 #include "loom/error.h"
 #include "nn/model_test_util.h"
 #include "ops/compare.h"
+#include "ops/infer.h"
 
 namespace loom::compiler {
 namespace {
@@ -203,6 +204,36 @@ TEST(FusedCrossEntropy, EnvThresholdAndBadTargets) {
                 std::string::npos)
           << e.what();
     }
+  }
+}
+
+// N = 200 rows over C = 50000 classes: the cpu kernel takes two chunks of
+// rows (dW accumulates across them), in f32 and bf16.
+TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
+  int64_t n = 200, c = 50000, d = 4;
+  std::vector<double> target(n);
+  for (int64_t i = 0; i < n; ++i) target[i] = i % 7 == 3 ? -100 : double((i * 7919) % c);
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    ir::Graph g;
+    g.inputs = {{{n, d}, dtype}, {{c, d}, dtype}, {{n}, DType::i64}, {{}, DType::f32}};
+    ops::Attrs a;
+    a.index = -100;
+    a.scalar = 0.05;
+    std::vector<ops::TensorType> types = g.inputs;
+    g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy, a, {0, 1, 2, 3},
+                        ops::infer_type(ops::OpKind::k_fused_linear_cross_entropy, types, a)});
+    g.outputs = {4};
+    std::vector<Operand> in = {cpu_test::random_operand({n, d}, dtype, 5, -2, 2),
+                               cpu_test::random_operand({c, d}, dtype, 6, -2, 2),
+                               cpu_test::operand_of(target, {n}, DType::i64),
+                               cpu_test::operand_of({2.0}, {}, DType::f32)};
+    auto want = run_graph(backends::reference_backend(), g, in)[0];
+    auto got = run_graph(backends::cpu_backend(), g, in)[0];
+    // bf16: the cpu kernel rounds logits and their gradient to bf16 (autocast's
+    // roundings), the reference does not.
+    double rtol = dtype == DType::f32 ? 1e-5 : 3e-2, atol = dtype == DType::f32 ? 1e-7 : 1e-4;
+    EXPECT_TRUE(testing::all_close(got, want, rtol, atol, "packed dW, dH, loss"));
   }
 }
 

@@ -163,9 +163,10 @@ void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t cl
     if (r0 == 0) {
       to_f32(dwb.data(), classes * dim, dw);
     } else {
+      const uint16_t* part = dwb.data();  // thread_local: read its address on this thread
       parallel_for(classes * dim, kElementGrain, [&](int64_t b, int64_t e) {
         std::vector<float> tmp(e - b);
-        load_f32(dwb.data(), DType::bf16, b, e - b, tmp.data());
+        load_f32(part, DType::bf16, b, e - b, tmp.data());
         for (int64_t i = b; i < e; ++i) dw[i] += tmp[i - b];
       });
     }
