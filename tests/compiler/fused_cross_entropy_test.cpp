@@ -221,7 +221,9 @@ TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
     a.index = -100;
     a.scalar = 0.05;
     std::vector<ops::TensorType> types = g.inputs;
-    g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy, a, {0, 1, 2, 3},
+    g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy,
+                        a,
+                        {0, 1, 2, 3},
                         ops::infer_type(ops::OpKind::k_fused_linear_cross_entropy, types, a)});
     g.outputs = {4};
     std::vector<Operand> in = {cpu_test::random_operand({n, d}, dtype, 5, -2, 2),
@@ -234,6 +236,30 @@ TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
     // roundings), the reference does not.
     double rtol = dtype == DType::f32 ? 1e-5 : 3e-2, atol = dtype == DType::f32 ? 1e-7 : 1e-4;
     EXPECT_TRUE(testing::all_close(got, want, rtol, atol, "packed dW, dH, loss"));
+  }
+}
+
+// A backend without the fused kernel gets its decomposition (the unfused
+// program, packed by concat): same numbers as the kernel.
+TEST(FusedCrossEntropy, DecompositionMatchesTheKernel) {
+  for (const char* attrs : {" index=-100", " index=-100 scalar=0.2"}) {
+    SCOPED_TRACE(attrs);
+    std::string text =
+        std::string("graph(%0: f32[6,5], %1: f32[11,5], %2: i64[6], %3: f32[]) {\n") +
+        "  %4 = fused_linear_cross_entropy(%0, %1, %2, %3)" + attrs +
+        " : f32[18,5]\n  return (%4)\n}\n";
+    ir::Graph g = ir::parse(text);
+    make_decompose([](ops::OpKind op) {
+      return op != ops::OpKind::k_fused_linear_cross_entropy;
+    })->run(g);
+    make_dce()->run(g);
+    ir::verify(g);
+    EXPECT_FALSE(has_op(g, "fused_linear_cross_entropy")) << ir::to_text(g);
+    std::vector<Operand> in = head_inputs(11, 5, DType::f32);
+    in[0] = cpu_test::random_operand({6, 5}, DType::f32, 1, -1, 1);
+    auto want = run_graph(backends::reference_backend(), ir::parse(text), in);
+    auto got = run_graph(backends::reference_backend(), g, in);
+    EXPECT_TRUE(testing::all_close(got[0], want[0], 1e-6, 1e-7, "packed dW, dH, loss"));
   }
 }
 

@@ -12,8 +12,8 @@
 // aim as "Cut Your Losses in Large-Vocabulary Language Models" (Wijmans et
 // al. 2024): no [tokens, vocab] buffer. Same GEMM count as the unfused
 // program (logits, d input, d weight). bf16 operands (autocast) run bf16
-// GEMMs through gemm() with the unfused program's roundings. The per-row math is the cpu
-// cross_entropy kernel's: f32 values, double accumulators, the loss summed in row order.
+// GEMMs with f32 accumulation and f32 results (AMX where the CPU has it). The per-row math is the
+// cpu cross_entropy kernel's: f32 values, double accumulators, the loss summed in row order.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,6 +23,7 @@
 
 #include "backends/cpu/convert.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_bf16_f32.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/vec_math.h"
 #include "core/parallel.h"
@@ -130,46 +131,47 @@ bool fused_f32(const float* h, const float* w, int64_t n, int64_t dim, int64_t c
   return ok;
 }
 
-// The chunk loop over bf16 operands, with autocast's roundings: bf16 GEMMs
-// (f32 accumulation inside oneDNN) give bf16 logits, the gradient is rounded
-// to bf16 before its two GEMMs, dH rows are bf16 products; dW sums the
-// chunks' bf16 products in f32.
+// The chunk loop over bf16 operands (autocast): bf16 x bf16 GEMMs with f32
+// accumulation and f32 results (gemm_bf16_f32.h: logits, d input, d weight
+// accumulated across chunks); only the logits' gradient is rounded to bf16,
+// as the GEMMs' operand. Where oneDNN has no such kernel, a chunk's product
+// goes through gemm() in bf16 and is converted.
 void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t classes, int64_t rows,
                 const FusedRowGrad& rg, float* dw, float* dh) {
   const char* hb = static_cast<const char*>(h);
   float* z = chunk_scratch(rows * classes);
-  static thread_local std::vector<uint16_t> zb, dhb, dwb;  // reused: no fresh pages per call
+  static thread_local std::vector<uint16_t> zb, tmp;  // reused: no fresh pages per call
   zb.resize(std::max<size_t>(zb.size(), rows * classes));
-  dhb.resize(std::max<size_t>(dhb.size(), rows * dim));
-  dwb.resize(std::max<size_t>(dwb.size(), classes * dim));
-  auto to_f32 = [](const void* src, int64_t count, float* dst) {
-    parallel_for(count, kElementGrain,
-                 [&](int64_t b, int64_t e) { load_f32(src, DType::bf16, b, e - b, dst + b); });
+  tmp.resize(std::max<size_t>(tmp.size(), std::max(rows, classes) * dim));
+  uint16_t* zbp = zb.data();  // thread_local: take addresses on this thread
+  uint16_t* tp = tmp.data();
+  auto to_f32 = [](const void* src, int64_t count, float* dst, bool add) {
+    parallel_for(count, kElementGrain, [&](int64_t b, int64_t e) {
+      if (!add) return load_f32(src, DType::bf16, b, e - b, dst + b);
+      std::vector<float> part(e - b);
+      load_f32(src, DType::bf16, b, e - b, part.data());
+      for (int64_t i = b; i < e; ++i) dst[i] += part[i - b];
+    });
   };
-  auto to_bf16 = [](const float* src, int64_t count, void* dst) {
-    parallel_for(count, kElementGrain,
-                 [&](int64_t b, int64_t e) { store_f32(src + b, e - b, dst, DType::bf16, b); });
+  // c (f32) = op(a) op(b) (+ c), through bf16 results when needed.
+  auto product = [&](int64_t m, int64_t nn, int64_t k, bool ta, bool tb, const void* a,
+                     const void* b, float* c, bool acc) {
+    if (gemm_bf16_f32(m, nn, k, ta, tb, a, b, c, acc)) return;
+    gemm({1, m, nn, k, ta, tb}, DType::bf16, a, b, tp);
+    to_f32(tp, m * nn, c, acc);
   };
   for (int64_t r0 = 0; r0 < n; r0 += rows) {
     int64_t r = std::min(rows, n - r0);
     const void* hr = hb + r0 * dim * 2;
-    gemm({1, r, classes, dim, false, true}, DType::bf16, hr, w, zb.data());
-    to_f32(zb.data(), r * classes, z);
-    rg(z, r0, r);
-    to_bf16(z, r * classes, zb.data());
-    gemm({1, r, dim, classes, false, false}, DType::bf16, zb.data(), w, dhb.data());
-    to_f32(dhb.data(), r * dim, dh + r0 * dim);
-    gemm({1, classes, dim, r, true, false}, DType::bf16, zb.data(), hr, dwb.data());
-    if (r0 == 0) {
-      to_f32(dwb.data(), classes * dim, dw);
-    } else {
-      const uint16_t* part = dwb.data();  // thread_local: read its address on this thread
-      parallel_for(classes * dim, kElementGrain, [&](int64_t b, int64_t e) {
-        std::vector<float> tmp(e - b);
-        load_f32(part, DType::bf16, b, e - b, tmp.data());
-        for (int64_t i = b; i < e; ++i) dw[i] += tmp[i - b];
-      });
+    if (!gemm_bf16_f32(r, classes, dim, false, true, hr, w, z, false)) {
+      gemm({1, r, classes, dim, false, true}, DType::bf16, hr, w, zbp);
+      to_f32(zbp, r * classes, z, false);
     }
+    rg(z, r0, r);
+    parallel_for(r * classes, kElementGrain,
+                 [&](int64_t b, int64_t e) { store_f32(z + b, e - b, zbp, DType::bf16, b); });
+    product(r, dim, classes, false, false, zbp, w, dh + r0 * dim, false);
+    product(classes, dim, r, true, false, zbp, hr, dw, r0 > 0);
   }
 }
 

@@ -327,7 +327,7 @@ std::vector<ops::OpKind> forced_decompositions() {
     }
     LOOM_CHECK(ops::has_trait(op, ops::kComposite), "[decompose] LOOM_DECOMPOSE names '", name,
                "', which is not a composite op (softmax, log_softmax, layer_norm, cross_entropy, "
-               "attention)");
+               "cross_entropy_backward, fused_linear_cross_entropy, attention)");
     ops.push_back(op);
   }
   return ops;
