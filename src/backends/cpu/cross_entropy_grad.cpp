@@ -52,33 +52,34 @@ Targets checked_targets(const ConstView& target, int64_t classes, int64_t ignore
 }
 
 // Overwrites row z (C logits) with its gradient times `scale`; returns the
-// row's loss. `tmp` has C floats.
-double row_grad(float* z, float* tmp, int64_t classes, int64_t t, double eps, float scale) {
+// row's loss. Three passes over the row, in place (max; exp and its sum;
+// scale), plus the row sum only with label smoothing.
+double row_grad(float* z, int64_t classes, int64_t t, double eps, float scale) {
   float m = vm::max(z, classes);
-  double lse = m + std::log(vm::exp_shift_sum(z, tmp, classes, m));
-  double sum_logp = vm::sum(z, classes) - double(classes) * lse;
-  double loss = (1 - eps) * (lse - z[t]) - eps / double(classes) * sum_logp;
-  float inv_z = static_cast<float>(std::exp(m - lse));  // 1 / sum exp(z - m)
+  float zt = z[t];
+  double sum_z = eps != 0 ? vm::sum(z, classes) : 0.0;
+  double lse = m + std::log(vm::exp_shift_sum(z, z, classes, m));  // z <- exp(z - m)
+  double loss = (1 - eps) * (lse - zt);
+  if (eps != 0) loss -= eps / double(classes) * (sum_z - double(classes) * lse);
+  float ps = static_cast<float>(std::exp(m - lse)) * scale;  // scale / sum exp(z - m)
   float smooth = static_cast<float>(eps / double(classes)) * scale;
-  float ps = inv_z * scale;
-  for (int64_t k = 0; k < classes; ++k) z[k] = tmp[k] * ps - smooth;
+  for (int64_t k = 0; k < classes; ++k) z[k] = z[k] * ps - smooth;
   z[t] -= static_cast<float>(1 - eps) * scale;
   return loss;
 }
 
-// Gradient rows [b, e) of z in place; loss[i] gets each row's loss.
+// Gradient rows [0, rows) of z in place; loss[i] gets each row's loss.
 void grad_rows(float* z, int64_t rows, int64_t classes, const int64_t* t, int64_t ignore,
                double eps, float scale, double* loss) {
   int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, classes));
   parallel_for(rows, grain, [&](int64_t b, int64_t e) {
-    std::vector<float> tmp(classes);
     for (int64_t i = b; i < e; ++i) {
       float* zr = z + i * classes;
       if (t[i] == ignore) {
         std::fill(zr, zr + classes, 0.0f);
         loss[i] = 0;
       } else {
-        loss[i] = row_grad(zr, tmp.data(), classes, t[i], eps, scale);
+        loss[i] = row_grad(zr, classes, t[i], eps, scale);
       }
     }
   });
