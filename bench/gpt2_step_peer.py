@@ -3,6 +3,10 @@
 
 Usage: gpt2_step_peer.py --mode eager|compile --n_layer L --n_embd C --n_head H
            --block_size T --batch_size B --threads N --steps S --warmup W [--dropout P]
+           [--bf16 0|1]
+
+With --bf16 1 the forward runs under torch.autocast("cpu", dtype=torch.bfloat16) (f32 master
+weights and optimizer, as the HF Trainer's --bf16); the backward follows autocast's casts.
 
 The step is the one bench/gpt2_step.cpp times on loom: forward with labels (causal-LM loss
 inside the model), backward, clip_grad_norm_(1.0), AdamW (weight decay 0.01 except biases and
@@ -32,7 +36,8 @@ def parse_args():
     p = argparse.ArgumentParser()
     p.add_argument("--mode", choices=["eager", "compile"], default="eager")
     for name, default in [("n_layer", 2), ("n_embd", 128), ("n_head", 4), ("block_size", 64),
-                          ("batch_size", 4), ("threads", 2), ("steps", 5), ("warmup", 2)]:
+                          ("batch_size", 4), ("threads", 2), ("steps", 5), ("warmup", 2),
+                          ("bf16", 0)]:
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--dropout", type=float, default=0.1)
     return p.parse_args()
@@ -122,7 +127,8 @@ def main():
     for _ in range(ARGS.warmup + ARGS.steps):
         t0, c0 = time.perf_counter(), time.process_time()
         f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        loss = step_model(input_ids=ids, labels=ids).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bool(ARGS.bf16)):
+            loss = step_model(input_ids=ids, labels=ids).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -149,6 +155,9 @@ def main():
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "threads": torch.get_num_threads(),
+        "bf16": bool(ARGS.bf16),
+        "note": "AdamW fused=%d, attn %s%s" % (fused, model.config._attn_implementation,
+                                               ", autocast bf16" if ARGS.bf16 else ""),
     }))
 
 

@@ -1,7 +1,8 @@
 // Gradient rules of the shape, index, random and nn ops. layer_norm's rule
 // follows the standard derivation (dx = rstd * (dxhat - mean(dxhat) - xhat *
-// mean(dxhat * xhat))); cross_entropy's is (softmax - smoothed one-hot) /
-// count over non-ignored rows; attention differentiates its decomposition.
+// mean(dxhat * xhat))); cross_entropy's is the cross_entropy_backward op,
+// (softmax - smoothed one-hot) / count over non-ignored rows; attention
+// differentiates its decomposition.
 #include <numeric>
 
 #include "autograd/decompositions.h"
@@ -86,18 +87,12 @@ std::vector<Tensor> grad_layer_norm(const GradNode& n, const Tensor& g) {
 }
 
 std::vector<Tensor> grad_cross_entropy(const GradNode& n, const Tensor& g) {
+  // One op (formula in backends/reference/cross_entropy_grad.cpp), so the
+  // compiler can recognize the loss's backward (passes/fused_cross_entropy).
   const Tensor &logits = in(n, 0), &target = in(n, 1);
-  int64_t classes = logits.shape()[1];
-  double eps = n.attrs.scalar;
-  Tensor valid = ne(target, double(n.attrs.index));           // [N] bool
-  Tensor safe = where(valid, target, zeros_like(target));     // ignored -> class 0
-  Tensor hot = cast(one_hot(safe, classes), logits.dtype());  // [N, C]
-  // At least 1: with every target ignored PyTorch's loss is NaN but its
-  // gradient is 0, not NaN.
-  Tensor count = maximum(cast(sum(valid), logits.dtype()), 1.0);  // []
-  Tensor d = softmax(logits, 1) - hot * (1.0 - eps) - eps / double(classes);
-  Tensor w = cast(reshape(valid, {-1, 1}), logits.dtype()) * (g / count);
-  return {d * w, Tensor()};
+  return {autograd::apply(ops::OpKind::k_cross_entropy_backward,
+                          {logits, target, cast(g, logits.dtype())}, n.attrs),
+          Tensor()};
 }
 
 std::vector<Tensor> grad_attention(const GradNode& n, const Tensor& g) {

@@ -32,7 +32,8 @@ class PassPipeline {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
-/// The default pipeline: decompose, algebraic, const_fold, cse, dce.
+/// The default pipeline: decompose, algebraic, const_fold, cse,
+/// fused_cross_entropy, dce.
 /// `supported(op)` says whether the backend that will run the graph has a
 /// kernel for `op` (backends::Backend::supports); composite ops it lacks,
 /// and those named by LOOM_DECOMPOSE, are decomposed first so the later
@@ -61,6 +62,17 @@ std::unique_ptr<Pass> make_decompose(std::function<bool(ops::OpKind)> supported)
 /// unset. Throws loom::Error "[decompose] LOOM_DECOMPOSE names unknown op 'x'"
 /// for a name that is not an op or not a composite op.
 std::vector<ops::OpKind> forced_decompositions();
+/// Rewrites each language-model head (f32, or bf16 under autocast) with its
+/// loss and that loss's
+/// backward (matmul(H, W, trans_b) -> cross_entropy, cross_entropy_backward
+/// -> the two matmul gradients) into one fused_linear_cross_entropy that
+/// never materializes the [N, C] logits (see passes/fused_cross_entropy.cpp
+/// for the exact conditions). Only heads with C >= `min_classes` are fused;
+/// min_classes <= 0 reads LOOM_FUSED_CE_MIN_CLASSES (default 1024; throws
+/// loom::Error when it is not an integer >= 1). Does nothing when
+/// `supported(fused_linear_cross_entropy)` is false.
+std::unique_ptr<Pass> make_fused_cross_entropy(std::function<bool(ops::OpKind)> supported,
+                                               int64_t min_classes = 0);
 
 /// Rebuilds `graph` with every use of value v replaced by replace[v]
 /// (replace[v] <= v; identity for unchanged values). Outputs are remapped too.

@@ -50,6 +50,7 @@ PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported) {
       .add(make_algebraic())
       .add(make_const_fold())
       .add(make_cse())
+      .add(make_fused_cross_entropy(keep))
       .add(make_dce());
   return p;
 }

@@ -333,6 +333,8 @@ void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backe
   metrics::add_time("TensorsGraphSize", static_cast<int64_t>(c.graph.instrs.size()));
   std::string options = backend_name;  // LOOM_DECOMPOSE changes the compiled graph
   if (const char* d = std::getenv("LOOM_DECOMPOSE")) options += std::string(";decompose=") + d;
+  if (const char* f = std::getenv("LOOM_FUSED_CE_MIN_CLASSES"))
+    options += std::string(";fused_ce=") + f;
   Hash128 key = hash_combine(ir::graph_hash(c.graph), hash_string({1, 2}, options));
   job->program = compile(c, key, backends::backend_by_name(backend_name));
   job->backend = backend_name;

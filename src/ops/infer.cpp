@@ -320,6 +320,31 @@ TensorType infer_composite(OpKind op, const Types& in, const Attrs& a) {
                  "[cross_entropy] logits ", to_string(x.shape), " and target ",
                  to_string(in[1].shape), " must be [N, C] and [N]");
       return {{}, x.dtype};
+    case OpKind::k_cross_entropy_backward:
+      check_floating(op, x);
+      check_index(op, in[1]);
+      LOOM_CHECK(x.shape.size() == 2 && in[1].shape.size() == 1 && in[1].shape[0] == x.shape[0] &&
+                     in[2].shape.empty(),
+                 "[cross_entropy_backward] logits ", to_string(x.shape), ", target ",
+                 to_string(in[1].shape), " and grad ", to_string(in[2].shape),
+                 " must be [N, C], [N] and []");
+      return x;
+    case OpKind::k_fused_linear_cross_entropy: {
+      const TensorType& w = in[1];
+      LOOM_CHECK((x.dtype == DType::f32 || x.dtype == DType::bf16) && w.dtype == x.dtype &&
+                     in[3].dtype == DType::f32,
+                 "[fused_linear_cross_entropy] input and weight must be both f32 or both bf16 "
+                 "and grad f32, got ",
+                 dtype_name(x.dtype), ", ", dtype_name(w.dtype), " and ", dtype_name(in[3].dtype));
+      check_index(op, in[2]);
+      LOOM_CHECK(x.shape.size() == 2 && w.shape.size() == 2 && x.shape[1] == w.shape[1] &&
+                     in[2].shape == Shape{x.shape[0]} && in[3].shape.empty() && x.shape[1] >= 1 &&
+                     w.shape[0] >= 1,
+                 "[fused_linear_cross_entropy] input ", to_string(x.shape), ", weight ",
+                 to_string(w.shape), ", target ", to_string(in[2].shape), " and grad ",
+                 to_string(in[3].shape), " must be [N, D], [C, D], [N] and [] with D, C >= 1");
+      return {{w.shape[0] + x.shape[0] + 1, x.shape[1]}, DType::f32};
+    }
     default:
       return infer_attention(in, a);
   }

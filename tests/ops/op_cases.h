@@ -122,5 +122,6 @@ void add_creation_cases(std::vector<OpCase>& table);
 void add_reduce_matmul_cases(std::vector<OpCase>& table);
 void add_shape_index_cases(std::vector<OpCase>& table);
 void add_nn_cases(std::vector<OpCase>& table);
+void add_cross_entropy_grad_cases(std::vector<OpCase>& table);
 
 }  // namespace loom::optest

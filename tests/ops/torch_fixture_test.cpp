@@ -214,6 +214,8 @@ void add_nn_and_factory_ops(std::map<std::string, OpEntry>& t) {
     return cross_entropy(x[0], x[1], a.at("ignore_index").get<int64_t>(),
                          a.at("label_smoothing").get<double>());
   });
+  // Its gradient is the cross_entropy_backward op: the cases' gradients check it.
+  t["cross_entropy"].kinds.push_back(OpKind::k_cross_entropy_backward);
   t["scaled_dot_product_attention"] = one(OpKind::k_attention, [](const Args& x, const json& a) {
     Tensor mask = x.size() > 3 ? x[3] : Tensor();
     return scaled_dot_product_attention(x[0], x[1], x[2], mask, a.at("causal").get<bool>(),
@@ -349,7 +351,9 @@ TEST_P(TorchFixture, MatchesPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Ops, TorchFixture, ::testing::ValuesIn(all_params()), param_name);
 
 // Every op of ops.def has a PyTorch case, except the random ones (their
-// streams are loom's Philox, not PyTorch's; tests/ops covers them).
+// streams are loom's Philox, not PyTorch's; tests/ops covers them) and
+// fused_linear_cross_entropy, which only the compiler creates (tests/compiler/
+// fused_cross_entropy_test.cpp checks it against the unfused program).
 TEST(TorchFixtureCoverage, EveryOpKindHasACase) {
   std::set<OpKind> covered;
   for (const json& c : fixture().cases) {
@@ -362,7 +366,8 @@ TEST(TorchFixtureCoverage, EveryOpKindHasACase) {
       covered.insert(entry->second.kinds.begin(), entry->second.kinds.end());
     }
   }
-  const std::set<OpKind> random = {OpKind::k_dropout, OpKind::k_normal, OpKind::k_uniform};
+  const std::set<OpKind> random = {OpKind::k_dropout, OpKind::k_normal, OpKind::k_uniform,
+                                   OpKind::k_fused_linear_cross_entropy};
   for (int k = 0; k < ops::kNumOps; ++k) {
     OpKind op = static_cast<OpKind>(k);
     if (random.count(op)) continue;

@@ -41,6 +41,9 @@ void cpu_softmax(const OpCall& call);
 void cpu_log_softmax(const OpCall& call);
 void cpu_layer_norm(const OpCall& call);
 void cpu_cross_entropy(const OpCall& call);
+// cross_entropy_grad.cpp
+void cpu_cross_entropy_backward(const OpCall& call);
+void cpu_fused_linear_cross_entropy(const OpCall& call);
 // attention.cpp
 void cpu_attention(const OpCall& call);
 // index.cpp

@@ -31,6 +31,10 @@ Kernel optimized_kernel(ops::OpKind op) {
       return cpu_layer_norm;
     case OpKind::k_cross_entropy:
       return cpu_cross_entropy;
+    case OpKind::k_cross_entropy_backward:
+      return cpu_cross_entropy_backward;
+    case OpKind::k_fused_linear_cross_entropy:
+      return cpu_fused_linear_cross_entropy;
     case OpKind::k_attention:
       return cpu_attention;
     case OpKind::k_embedding:

@@ -1,12 +1,15 @@
 // Decompose: rewrites each composite op (softmax, log_softmax, layer_norm,
-// cross_entropy, attention) that `supported` rejects into primitive ops, so
-// a backend without that kernel still runs the graph. The formulas are the
-// reference kernels' (backends/reference/nn.cpp):
+// cross_entropy and its two gradient ops, attention) that `supported` rejects into primitive ops,
+// so a backend without that kernel still runs the graph. The formulas are the reference kernels'
+// (backends/reference/nn.cpp):
 //   softmax(x)     = exp(x - max) / sum(exp(x - max))          (max-shifted)
 //   log_softmax(x) = (x - max) - log(sum(exp(x - max)))
 //   layer_norm     = (x - mean) * rsqrt(biased var + eps) * w + b
 //   cross_entropy  = mean over targets != ignore_index of
 //                    (1 - e) * -logp[t] + e/C * sum_k -logp[k]
+//   cross_entropy_backward = (softmax - (1-e) onehot - e/C) * g / max(count, 1)
+//   fused_linear_cross_entropy = the two above on input weight^T, with the
+//                    two matmul gradients, packed by concat
 //   attention      = softmax(q k^T * scale [+ float mask], masked by causal /
 //                    bool mask) v; a row with nothing to attend gives zeros
 // Every value is computed in f32 (bf16/f16 operands are cast up and the result
@@ -143,6 +146,56 @@ int decompose_cross_entropy(Emitter& b, const ir::Instr& in, const std::vector<i
   return b.cast(b.bin(OpKind::k_div, total, count), in.type.dtype);
 }
 
+// cross_entropy_backward(logits [N, C], target [N], grad []): (softmax -
+// (1-e) one-hot - e/C) * grad / max(count, 1) on non-ignored rows, 0 elsewhere.
+int decompose_cross_entropy_backward(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
+  const Shape& shape = b.type(o[0]).shape;
+  int64_t n = shape[0], classes = shape[1];
+  if (n == 0 || classes == 0) return b.full(in.type.shape, 0, in.type.dtype);
+  int x = b.cast(o[0], kCompute), target = o[1], g = b.cast(o[2], kCompute);
+  DType index_dtype = b.type(target).dtype;
+  ShiftedExp p = shifted_exp(b, x, 1);
+  int prob = b.bin(OpKind::k_div, p.e, p.z);
+  int valid = b.bin(OpKind::k_ne, target, b.scalar(double(in.attrs.index), index_dtype));
+  int hot = b.cast(b.bin(OpKind::k_eq, b.reshape(target, {n, 1}),
+                         b.reshape(b.cast(b.arange(classes), index_dtype), {1, classes})),
+                   kCompute);
+  double eps = in.attrs.scalar;
+  int d =
+      b.bin(OpKind::k_sub, b.bin(OpKind::k_sub, prob, b.bin(OpKind::k_mul, hot, b.scalar(1 - eps))),
+            b.scalar(eps / double(classes)));
+  int valid_f = b.cast(valid, kCompute);
+  int count = b.bin(OpKind::k_maximum, b.reduce(OpKind::k_sum, valid_f, {}, false), b.scalar(1));
+  int w = b.bin(OpKind::k_mul, b.reshape(valid_f, {n, 1}), b.bin(OpKind::k_div, g, count));
+  return b.cast(b.bin(OpKind::k_mul, d, w), in.type.dtype);
+}
+
+// fused_linear_cross_entropy(input [N, D], weight [C, D], target [N], grad []):
+// the unfused program, packed as concat(d weight, d input, [loss, 0...]).
+int decompose_fused_linear_cross_entropy(Emitter& b, const ir::Instr& in,
+                                         const std::vector<int>& o) {
+  int h = o[0], w = o[1], target = o[2];
+  int64_t dim = b.type(h).shape[1];
+  ops::Attrs tb;
+  tb.trans_b = true;
+  int logits = b.emit(OpKind::k_matmul, {h, w}, tb);  // [N, C]
+  ir::Instr ce{OpKind::k_cross_entropy, in.attrs, {}, {{}, DType::f32}};
+  int loss = decompose_cross_entropy(b, ce, {logits, target});
+  if (loss < 0) return -1;
+  ir::Instr bw{OpKind::k_cross_entropy_backward, in.attrs, {}, b.type(logits)};
+  int dz = decompose_cross_entropy_backward(b, bw, {logits, target, o[3]});
+  ops::Attrs ta;
+  ta.trans_a = true;
+  int dw = b.emit(OpKind::k_matmul, {dz, h}, ta);  // [C, D]
+  int dh = b.emit(OpKind::k_matmul, {dz, w});      // [N, D]
+  ops::Attrs cat;
+  cat.axis = 1;
+  int row = b.reshape(loss, {1, 1});
+  if (dim > 1) row = b.emit(OpKind::k_concat, {row, b.full({1, dim - 1}, 0, DType::f32)}, cat);
+  cat.axis = 0;
+  return b.emit(OpKind::k_concat, {dw, dh, row}, cat);
+}
+
 // attention(q [..., T, D], k [..., S, D], v [..., S, Dv][, mask]).
 int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   const Shape& qs = b.type(o[0]).shape;
@@ -194,6 +247,10 @@ int decompose(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
       return decompose_cross_entropy(b, in, o);
     case OpKind::k_attention:
       return decompose_attention(b, in, o);
+    case OpKind::k_cross_entropy_backward:
+      return decompose_cross_entropy_backward(b, in, o);
+    case OpKind::k_fused_linear_cross_entropy:
+      return decompose_fused_linear_cross_entropy(b, in, o);
     default:
       return -1;
   }
@@ -270,7 +327,7 @@ std::vector<ops::OpKind> forced_decompositions() {
     }
     LOOM_CHECK(ops::has_trait(op, ops::kComposite), "[decompose] LOOM_DECOMPOSE names '", name,
                "', which is not a composite op (softmax, log_softmax, layer_norm, cross_entropy, "
-               "attention)");
+               "cross_entropy_backward, fused_linear_cross_entropy, attention)");
     ops.push_back(op);
   }
   return ops;

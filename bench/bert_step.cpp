@@ -1,0 +1,160 @@
+// bench/bert_step: one BERT sequence-classification training step in the
+// MiniLM shape (6 layers, hidden 384, 12 heads, intermediate 1536, vocab
+// 30522, 2 labels), batch 16 x 64 tokens with a padding mask (row i keeps
+// 64 - (7 i mod 40) tokens) — the job scripts/finetune.sh runs — timed on
+// loom's eager `cpu` device, on `lazy` (plus mark_step), and on PyTorch +
+// transformers through the peer bench/bert_step_peer.py, in one run on the
+// same CPU and thread count. A step: forward with labels (cross-entropy in
+// the model), backward, clip_grad_norm_(1.0), AdamW (lr 5e-5, weight decay
+// 0.01 except biases and LayerNorm weights), zero_grad; train mode (dropout
+// 0.1), random weights and ids, the same batch every step.
+//
+//   bench_bert_step --threads 2 --steps 5 --warmup 2
+//
+// Flags: --batch_size 16 --seq_len 64 --n_layer 6 --hidden 384 --n_head 12
+// --threads --steps --warmup --dropout; --loom_eager 0 / --peer 0 skip a
+// column, --compile 1 adds torch.compile; --bf16 1 runs loom under
+// AutocastGuard and the peer under torch.autocast("cpu", bfloat16). Prints
+// the median ms/step after warm-up, CPU ms/step, samples/s, peak RSS
+// (VmHWM, reset before each loom column; the peer has its own process) and
+// ratio_lazy_vs_torch=<loom lazy samples/s / PyTorch eager samples/s>.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/autocast.h"
+#include "loom/bert.h"
+#include "loom/lazy.h"
+#include "loom/metrics.h"
+#include "loom/optim.h"
+#include "loom/parallel.h"
+#include "loom/tensor.h"
+#include "step_bench.h"
+
+namespace {
+
+using bench::Options;
+using bench::Result;
+
+Options defaults() {
+  Options o;
+  o.ints = {{"batch_size", 16}, {"seq_len", 64}, {"n_layer", 6}, {"hidden", 384},
+            {"n_head", 12},     {"threads", 2},  {"steps", 5},   {"warmup", 2},
+            {"loom_eager", 1},  {"peer", 1},     {"compile", 0}, {"bf16", 0}};
+  return o;
+}
+
+loom::BertConfig make_config(const Options& o) {
+  loom::BertConfig cfg;
+  cfg.hidden_size = o.get("hidden");
+  cfg.num_hidden_layers = o.get("n_layer");
+  cfg.num_attention_heads = o.get("n_head");
+  cfg.intermediate_size = 4 * o.get("hidden");
+  cfg.hidden_dropout_prob = cfg.attention_probs_dropout_prob = o.dropout;
+  cfg.set_num_labels(2);
+  return cfg;
+}
+
+// The batch both sides use: ids, padding mask, labels (same formulas in the peer).
+struct Batch {
+  std::vector<int64_t> ids, mask, labels;
+};
+Batch make_batch(const Options& o) {
+  int64_t b = o.get("batch_size"), t = o.get("seq_len");
+  Batch r;
+  for (int64_t i = 0; i < b; ++i) {
+    int64_t len = t - (7 * i) % std::max<int64_t>(1, std::min<int64_t>(40, t));
+    for (int64_t j = 0; j < t; ++j) {
+      r.ids.push_back(j < len ? (i * 7919 + j * 104729 + 101) % 30522 : 0);
+      r.mask.push_back(j < len ? 1 : 0);
+    }
+    r.labels.push_back(i % 2);
+  }
+  return r;
+}
+
+Result run_loom(const Options& o, const loom::Device& dev, const std::string& name) {
+  bench::reset_peak_rss();
+  loom::manual_seed(0);
+  auto model = std::make_shared<loom::BertForSequenceClassification>(make_config(o));
+  model->train();
+  model->to(dev);
+  loom::optim::AdamW opt(loom::optim::weight_decay_groups(model->named_parameters(), 0.01),
+                         {.lr = 5e-5});
+  int64_t b = o.get("batch_size"), t = o.get("seq_len");
+  Batch batch = make_batch(o);
+  loom::ModelInputs in;
+  in.input_ids = loom::tensor_i64(batch.ids, {b, t}).to(dev);
+  in.attention_mask = loom::tensor_i64(batch.mask, {b, t}).to(dev);
+  in.labels = loom::tensor_i64(batch.labels, {b}).to(dev);
+  bench::StepTimer timer;
+  Result r;
+  r.name = name;
+  for (int s = 0; s < o.get("warmup") + o.get("steps"); ++s) {
+    timer.start();
+    loom::Tensor loss;
+    {
+      loom::AutocastGuard amp(o.get("bf16") != 0);
+      loss = model->forward(in).loss;
+    }
+    loss.backward();
+    loss = loss.detach();  // drops the autograd graph before mark_step, as the Trainer does
+    loom::optim::clip_grad_norm_(model->parameters(), 1.0);
+    opt.step();
+    opt.zero_grad();
+    if (dev.is_lazy()) loom::lazy::mark_step();
+    loom::lazy::wait();
+    double l = loss.item();
+    double ms = timer.elapsed_ms();
+    if (s == 0) r.first_ms = ms, r.loss_first = l;
+    r.loss_last = l;
+    if (s >= o.get("warmup")) timer.record(ms);
+  }
+  timer.finish(r);
+  return r;
+}
+
+std::optional<Result> run_peer(const Options& o, const std::string& mode) {
+  std::string args = "--mode " + mode;
+  for (const char* k : {"batch_size", "seq_len", "n_layer", "hidden", "n_head", "threads", "steps",
+                        "warmup", "bf16"})
+    args += std::string(" --") + k + " " + std::to_string(o.get(k));
+  args += " --dropout " + std::to_string(o.dropout);
+  std::string name = std::string(mode == "eager" ? "torch eager" : "torch.compile") +
+                     (o.get("bf16") ? " bf16" : "");
+  return bench::run_peer("bert_step_peer.py", args, o.get("threads"), name);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = bench::parse(argc, argv, defaults(), "bench_bert_step");
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  loom::set_num_threads(o.get("threads"));
+  std::printf(
+      "bert_step: BertForSequenceClassification n_layer=%d hidden=%d n_head=%d batch=%d x %d "
+      "(padded) threads=%d steps=%d warmup=%d dropout=%.2f bf16=%d\n",
+      o.get("n_layer"), o.get("hidden"), o.get("n_head"), o.get("batch_size"), o.get("seq_len"),
+      o.get("threads"), o.get("steps"), o.get("warmup"), o.dropout, o.get("bf16"));
+  std::string suffix = o.get("bf16") ? " bf16" : "";
+  std::vector<Result> rs;
+  if (o.get("loom_eager"))
+    rs.push_back(run_loom(o, loom::Device("cpu"), "loom cpu (eager)" + suffix));
+  loom::metrics::reset();
+  Result lazy = run_loom(o, loom::Device("lazy"), "loom lazy" + suffix);
+  rs.push_back(lazy);
+  std::printf("loom lazy compile: CompileTime %.1f ms (UncachedCompile %lld)\n",
+              loom::metrics::timer_total_ns("CompileTime") / 1e6,
+              static_cast<long long>(loom::metrics::counter("UncachedCompile")));
+  std::optional<Result> torch_eager, torch_compile;
+  if (o.get("peer")) torch_eager = run_peer(o, "eager");
+  if (torch_eager && o.get("compile")) torch_compile = run_peer(o, "compile");
+  if (torch_eager) rs.push_back(*torch_eager);
+  if (torch_compile) rs.push_back(*torch_compile);
+  bench::print_table(rs, double(o.get("batch_size")), "samples/s");
+  if (torch_eager) std::printf("ratio_lazy_vs_torch=%.3f\n", torch_eager->ms / lazy.ms);
+  if (torch_compile) std::printf("ratio_lazy_vs_compile=%.3f\n", torch_compile->ms / lazy.ms);
+  return 0;
+}

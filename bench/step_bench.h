@@ -1,0 +1,190 @@
+// bench/step_bench.h: what the training-step benchmarks (gpt2_step,
+// bert_step) share: integer flags, process CPU time, minor page faults, peak
+// RSS (VmHWM, resettable), the result table and running a Python peer with
+// its best set-up in its own process (OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE
+// unset, OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS =
+// --threads). A peer prints any lines it likes (echoed with "  peer| ") and
+// ends with one JSON line: median_ms, median_cpu_ms, first_step_ms,
+// median_minor_faults, peak_rss_mb, loss_first, loss_last, torch, note.
+// Header-only; Linux (/proc/self).
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+using Clock = std::chrono::steady_clock;
+
+/// --name value flags, all integers except `dropout`.
+struct Options {
+  std::map<std::string, int> ints;
+  double dropout = 0.1;
+  int get(const std::string& k) const { return ints.at(k); }
+};
+
+/// Parses argv over the defaults in `o`; exits 2 with a message on a bad flag.
+inline Options parse(int argc, char** argv, Options o, const char* prog) {
+  for (int i = 1; i < argc; i += 2) {
+    std::string k = argv[i];
+    if (k.rfind("--", 0) != 0 || i + 1 >= argc) {
+      std::fprintf(stderr, "usage: %s [--flag value]... (bad argument %s)\n", prog, k.c_str());
+      std::exit(2);
+    }
+    k = k.substr(2);
+    if (k == "dropout") {
+      o.dropout = std::atof(argv[i + 1]);
+    } else if (o.ints.count(k)) {
+      o.ints[k] = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "%s: unknown flag --%s\n", prog, k.c_str());
+      std::exit(2);
+    }
+  }
+  if (o.get("steps") < 1 || o.get("warmup") < 0 || o.get("threads") < 1) {
+    std::fprintf(stderr, "--steps must be >= 1, --warmup >= 0, --threads >= 1\n");
+    std::exit(2);
+  }
+  return o;
+}
+
+inline double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return 1e3 * static_cast<double>(ts.tv_sec) + 1e-6 * static_cast<double>(ts.tv_nsec);
+}
+
+/// Minor page faults of the process so far (each maps a fresh page).
+inline double minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_minflt);
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/// Peak resident set (VmHWM) in MiB since the last reset_peak_rss().
+inline double peak_rss_mb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  return 0.0;
+}
+inline void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+/// One column of the result table.
+struct Result {
+  std::string name;
+  double ms = 0, cpu_ms = 0, first_ms = 0, rss_mb = 0, loss_first = 0, loss_last = 0;
+  double faults = 0;  // minor page faults per step (median)
+  std::string note;
+};
+
+/// Collects per-step times of one column (wall, CPU, faults) after warm-up.
+struct StepTimer {
+  std::vector<double> wall, cpu, faults;
+  Clock::time_point t0;
+  double c0 = 0, f0 = 0;
+  void start() { t0 = Clock::now(), c0 = process_cpu_ms(), f0 = minor_faults(); }
+  double elapsed_ms() const {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  }
+  void record(double ms) {
+    wall.push_back(ms);
+    cpu.push_back(process_cpu_ms() - c0);
+    faults.push_back(minor_faults() - f0);
+  }
+  void finish(Result& r) const {
+    r.ms = median(wall), r.cpu_ms = median(cpu), r.faults = median(faults);
+    r.rss_mb = peak_rss_mb();
+  }
+};
+
+/// The repository root: $LOOM_SOURCE_DIR, else the one CMake built from.
+inline std::string repo_root() {
+  if (const char* env = std::getenv("LOOM_SOURCE_DIR")) return env;
+#ifdef LOOM_SOURCE_DIR
+  return LOOM_SOURCE_DIR;
+#else
+  return std::filesystem::path(__FILE__).parent_path().parent_path().string();
+#endif
+}
+
+/// Runs `python3 bench/<script> <args>` with the peer set-up for `threads`;
+/// echoes its lines and returns its result named `name`, or nullopt (with a
+/// message) when it fails or torch is missing.
+inline std::optional<Result> run_peer(const std::string& script, const std::string& args,
+                                      int threads, const std::string& name) {
+  const std::string n = std::to_string(threads);
+  std::string cmd =
+      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE "
+      "OMP_NUM_THREADS=" +
+      n + " MKL_NUM_THREADS=" + n + " python3 '" + repo_root() + "/bench/" + script + "' " + args +
+      " 2>&1";
+  std::fflush(stdout);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return std::nullopt;
+  std::string line, last_json;
+  char buf[4096];
+  while (fgets(buf, sizeof(buf), pipe) != nullptr) {
+    line = buf;
+    if (!line.empty() && line[0] == '{')
+      last_json = line;
+    else
+      std::printf("  peer| %s", line.c_str());
+  }
+  std::fflush(stdout);
+  int status = pclose(pipe);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  nlohmann::json j = nlohmann::json::parse(last_json, nullptr, /*allow_exceptions=*/false);
+  if (code != 0 || j.is_discarded() || !j.contains("median_ms")) {
+    std::printf(
+        "peer (%s) skipped: exit code %d (needs python3 with torch and transformers;"
+        " scripts/setup_peers.sh installs them)\n",
+        name.c_str(), code);
+    return std::nullopt;
+  }
+  Result r;
+  r.name = name;
+  r.ms = j["median_ms"];
+  r.cpu_ms = j["median_cpu_ms"];
+  r.first_ms = j["first_step_ms"];
+  r.faults = j["median_minor_faults"];
+  r.rss_mb = j["peak_rss_mb"];
+  r.loss_first = j["loss_first"];
+  r.loss_last = j["loss_last"];
+  r.note = "torch " + j["torch"].get<std::string>() + ", " + j.value("note", std::string());
+  return r;
+}
+
+/// Prints the table; `items_per_step` turns ms into items/s (`unit`).
+inline void print_table(const std::vector<Result>& rs, double items_per_step, const char* unit) {
+  std::printf("\n%-22s %10s %12s %9s %13s %11s %13s  %s\n", "implementation", "ms/step",
+              "CPU ms/step", unit, "first step ms", "peak RSS MB", "faults/step",
+              "loss first -> last");
+  for (const Result& r : rs) {
+    double rate = r.ms > 0 ? 1e3 * items_per_step / r.ms : 0.0;
+    std::printf("%-22s %10.1f %12.1f %9.1f %13.1f %11.0f %13.0f  %.4f -> %.4f  %s\n",
+                r.name.c_str(), r.ms, r.cpu_ms, rate, r.first_ms, r.rss_mb, r.faults, r.loss_first,
+                r.loss_last, r.note.c_str());
+  }
+}
+
+}  // namespace bench

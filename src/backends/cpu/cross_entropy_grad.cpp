@@ -1,0 +1,215 @@
+// Optimized cross_entropy_backward and fused_linear_cross_entropy (formulas
+// in backends/reference/cross_entropy_grad.cpp).
+//
+// fused_linear_cross_entropy never materializes the [N, C] logits: rows are
+// taken in chunks of R (R x C floats of scratch, reused across calls); per
+// chunk, three f32 GEMMs through oneDNN's sgemm:
+//   Z = H[r] W^T (R x C), Z <- d logits in place (softmax - smoothed one-hot,
+//   scaled), dH[r] = Z W, dW += Z^T H[r].
+// That is the fused linear cross-entropy of Liger-Kernel (Hsu et al. 2024,
+// "Liger Kernel: Efficient Triton Kernels for LLM Training", sec. 3.3) —
+// gradients computed in the forward pass, chunk by chunk — with the same
+// aim as "Cut Your Losses in Large-Vocabulary Language Models" (Wijmans et
+// al. 2024): no [tokens, vocab] buffer. Same GEMM count as the unfused
+// program (logits, d input, d weight). bf16 operands (autocast) run bf16
+// GEMMs with f32 accumulation and f32 results (AMX where the CPU has it). The per-row math is the
+// cpu cross_entropy kernel's: f32 values, double accumulators, the loss summed in row order.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/convert.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_bf16_f32.h"
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/vec_math.h"
+#include "core/parallel.h"
+#include "loom/error.h"
+
+namespace loom::backends::cpu {
+namespace {
+
+// Scratch floats for one chunk of logits (32 MiB); at least kMinChunkRows rows.
+constexpr int64_t kChunkFloats = int64_t{8} << 20;
+constexpr int64_t kMinChunkRows = 16;
+
+struct Targets {
+  std::vector<int64_t> t;
+  int64_t count = 0;
+};
+
+Targets checked_targets(const ConstView& target, int64_t classes, int64_t ignore, const char* op) {
+  Targets r{to_i64(target), 0};
+  for (int64_t t : r.t) {  // validate before any parallel work
+    LOOM_CHECK(t == ignore || (t >= 0 && t < classes), "[", op, "] target ", t,
+               " is out of range for ", classes, " classes");
+    if (t != ignore) ++r.count;
+  }
+  return r;
+}
+
+// Overwrites row z (C logits) with its gradient times `scale`; returns the
+// row's loss. Three passes over the row, in place (max; exp and its sum;
+// scale), plus the row sum only with label smoothing.
+double row_grad(float* z, int64_t classes, int64_t t, double eps, float scale) {
+  float m = vm::max(z, classes);
+  float zt = z[t];
+  double sum_z = eps != 0 ? vm::sum(z, classes) : 0.0;
+  double lse = m + std::log(vm::exp_shift_sum(z, z, classes, m));  // z <- exp(z - m)
+  double loss = (1 - eps) * (lse - zt);
+  if (eps != 0) loss -= eps / double(classes) * (sum_z - double(classes) * lse);
+  float ps = static_cast<float>(std::exp(m - lse)) * scale;  // scale / sum exp(z - m)
+  float smooth = static_cast<float>(eps / double(classes)) * scale;
+  for (int64_t k = 0; k < classes; ++k) z[k] = z[k] * ps - smooth;
+  z[t] -= static_cast<float>(1 - eps) * scale;
+  return loss;
+}
+
+// Gradient rows [0, rows) of z in place; loss[i] gets each row's loss.
+void grad_rows(float* z, int64_t rows, int64_t classes, const int64_t* t, int64_t ignore,
+               double eps, float scale, double* loss) {
+  int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, classes));
+  parallel_for(rows, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float* zr = z + i * classes;
+      if (t[i] == ignore) {
+        std::fill(zr, zr + classes, 0.0f);
+        loss[i] = 0;
+      } else {
+        loss[i] = row_grad(zr, classes, t[i], eps, scale);
+      }
+    }
+  });
+}
+
+// Turns rows [r0, r0 + r) of the logits (z holds r rows) into their gradient.
+using FusedRowGrad = std::function<void(float* z, int64_t r0, int64_t r)>;
+
+float* chunk_scratch(int64_t floats) {
+  static thread_local std::vector<float> scratch;
+  if (static_cast<int64_t>(scratch.size()) < floats) scratch.resize(floats);
+  return scratch.data();
+}
+
+}  // namespace
+
+void cpu_cross_entropy_backward(const OpCall& call) {
+  int64_t n = call.inputs[0].type.shape[0], classes = call.inputs[0].type.shape[1];
+  Targets tg =
+      checked_targets(call.inputs[1], classes, call.attrs->index, "cross_entropy_backward");
+  std::vector<float> g = to_f32(call.inputs[2]);
+  float scale = g[0] / static_cast<float>(std::max<int64_t>(tg.count, 1));
+  if (n == 0 || classes == 0) return;
+  F32Input in(call.inputs[0]);
+  F32Output out(call.output);
+  std::memcpy(out.data(), in.data(), sizeof(float) * n * classes);
+  std::vector<double> loss(n);
+  grad_rows(out.data(), n, classes, tg.t.data(), call.attrs->index, call.attrs->scalar, scale,
+            loss.data());
+  out.finish();
+}
+
+namespace {
+
+// The chunk loop over f32 operands: three sgemm calls per chunk.
+bool fused_f32(const float* h, const float* w, int64_t n, int64_t dim, int64_t classes,
+               int64_t rows, const FusedRowGrad& rg, float* dw, float* dh) {
+  float* z = chunk_scratch(rows * classes);
+  bool ok = true;
+  for (int64_t r0 = 0; r0 < n; r0 += rows) {
+    int64_t r = std::min(rows, n - r0);
+    const float* hr = h + r0 * dim;
+    ok = ok && sgemm(false, true, r, classes, dim, 1.0f, hr, dim, w, dim, 0.0f, z, classes);
+    rg(z, r0, r);
+    ok = ok &&
+         sgemm(false, false, r, dim, classes, 1.0f, z, classes, w, dim, 0.0f, dh + r0 * dim, dim);
+    ok = ok && sgemm(true, false, classes, dim, r, 1.0f, z, classes, hr, dim, r0 == 0 ? 0.0f : 1.0f,
+                     dw, dim);
+  }
+  return ok;
+}
+
+// The chunk loop over bf16 operands (autocast): bf16 x bf16 GEMMs with f32
+// accumulation and f32 results (gemm_bf16_f32.h: logits, d input, d weight
+// accumulated across chunks); only the logits' gradient is rounded to bf16,
+// as the GEMMs' operand. Where oneDNN has no such kernel, a chunk's product
+// goes through gemm() in bf16 and is converted.
+void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t classes, int64_t rows,
+                const FusedRowGrad& rg, float* dw, float* dh) {
+  const char* hb = static_cast<const char*>(h);
+  float* z = chunk_scratch(rows * classes);
+  static thread_local std::vector<uint16_t> zb, tmp;  // reused: no fresh pages per call
+  zb.resize(std::max<size_t>(zb.size(), rows * classes));
+  tmp.resize(std::max<size_t>(tmp.size(), std::max(rows, classes) * dim));
+  uint16_t* zbp = zb.data();  // thread_local: take addresses on this thread
+  uint16_t* tp = tmp.data();
+  auto to_f32 = [](const void* src, int64_t count, float* dst, bool add) {
+    parallel_for(count, kElementGrain, [&](int64_t b, int64_t e) {
+      if (!add) return load_f32(src, DType::bf16, b, e - b, dst + b);
+      std::vector<float> part(e - b);
+      load_f32(src, DType::bf16, b, e - b, part.data());
+      for (int64_t i = b; i < e; ++i) dst[i] += part[i - b];
+    });
+  };
+  // c (f32) = op(a) op(b) (+ c), through bf16 results when needed.
+  auto product = [&](int64_t m, int64_t nn, int64_t k, bool ta, bool tb, const void* a,
+                     const void* b, float* c, bool acc) {
+    if (gemm_bf16_f32(m, nn, k, ta, tb, a, b, c, acc)) return;
+    gemm({1, m, nn, k, ta, tb}, DType::bf16, a, b, tp);
+    to_f32(tp, m * nn, c, acc);
+  };
+  for (int64_t r0 = 0; r0 < n; r0 += rows) {
+    int64_t r = std::min(rows, n - r0);
+    const void* hr = hb + r0 * dim * 2;
+    if (!gemm_bf16_f32(r, classes, dim, false, true, hr, w, z, false)) {
+      gemm({1, r, classes, dim, false, true}, DType::bf16, hr, w, zbp);
+      to_f32(zbp, r * classes, z, false);
+    }
+    rg(z, r0, r);
+    parallel_for(r * classes, kElementGrain,
+                 [&](int64_t b, int64_t e) { store_f32(z + b, e - b, zbp, DType::bf16, b); });
+    product(r, dim, classes, false, false, zbp, w, dh + r0 * dim, false);
+    product(classes, dim, r, true, false, zbp, hr, dw, r0 > 0);
+  }
+}
+
+}  // namespace
+
+void cpu_fused_linear_cross_entropy(const OpCall& call) {
+  int64_t n = call.inputs[0].type.shape[0], dim = call.inputs[0].type.shape[1];
+  int64_t classes = call.inputs[1].type.shape[0];
+  int64_t ignore = call.attrs->index;
+  double eps = call.attrs->scalar;
+  Targets tg = checked_targets(call.inputs[2], classes, ignore, "fused_linear_cross_entropy");
+  float scale = call.inputs[3].as<float>()[0] / static_cast<float>(std::max<int64_t>(tg.count, 1));
+  float* dw = call.output.as<float>();
+  float* dh = dw + classes * dim;
+  float* tail = dh + n * dim;  // the loss row
+  std::memset(tail, 0, sizeof(float) * dim);
+  std::vector<double> loss(n, 0.0);
+  int64_t rows =
+      std::clamp<int64_t>(kChunkFloats / classes, kMinChunkRows, std::max<int64_t>(n, 1));
+  FusedRowGrad rg = [&](float* z, int64_t r0, int64_t r) {
+    grad_rows(z, r, classes, tg.t.data() + r0, ignore, eps, scale, loss.data() + r0);
+  };
+  sync_omp_threads();
+  bool ok = true;
+  if (n == 0)
+    std::memset(dw, 0, sizeof(float) * classes * dim);
+  else if (call.inputs[0].type.dtype == DType::bf16)
+    fused_bf16(call.inputs[0].data, call.inputs[1].data, n, dim, classes, rows, rg, dw, dh);
+  else
+    ok = fused_f32(call.inputs[0].as<float>(), call.inputs[1].as<float>(), n, dim, classes, rows,
+                   rg, dw, dh);
+  LOOM_CHECK(ok, "[fused_linear_cross_entropy] oneDNN sgemm rejected [", n, ",", dim, "] x [",
+             classes, ",", dim, "]");
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) total += loss[i];
+  tail[0] = tg.count ? static_cast<float>(total / double(tg.count))
+                     : std::numeric_limits<float>::quiet_NaN();
+}
+
+}  // namespace loom::backends::cpu
