@@ -212,16 +212,34 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
 
 // ---- One epoch. ----
 
+// The first `skip` batches of a resumed epoch (at most all of them), said
+// in the log.
+static int64_t announce_skip(int64_t skip, int64_t batches, int64_t epoch) {
+  skip = std::min(skip, batches);
+  if (skip > 0)
+    std::fprintf(stderr, "[Trainer] skipping %lld batches of epoch %lld at the sampler\n",
+                 static_cast<long long>(skip), static_cast<long long>(epoch));
+  return skip;
+}
+
+// Up to `n` next batches of `stream` (fewer at the end of the epoch).
+static std::vector<data::Batch> next_window(data::BatchStream& stream, int64_t n) {
+  std::vector<data::Batch> window;
+  for (int64_t k = 0; k < n; ++k) {
+    std::optional<data::Batch> b = stream.next();
+    if (!b) break;
+    window.push_back(std::move(*b));
+  }
+  return window;
+}
+
 void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, const TrainPlan& p,
                               int64_t skip) {
   const int64_t ga = args.gradient_accumulation_steps;
   data::DeviceLoader dl(loader, device, {.prefetch = 2, .mark_step = false});
   // transformers' skip_first_batches, on the sampler's indices: the skipped
   // batches are never fetched, collated or uploaded (transformers#8876).
-  skip = std::min(skip, loader.size());
-  if (skip > 0)
-    std::fprintf(stderr, "[Trainer] skipping %lld batches of epoch %lld at the sampler\n",
-                 static_cast<long long>(skip), static_cast<long long>(epoch));
+  skip = announce_skip(skip, loader.size(), epoch);
   std::unique_ptr<data::BatchStream> stream = dl.stream(epoch, skip);
   int64_t step = skip - 1;
   epoch_index = epoch;
@@ -231,13 +249,8 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
   const int64_t remainder = p.steps_in_epoch % ga == 0 ? ga : p.steps_in_epoch % ga;
   bool stop = false;
   for (int64_t u = skip / ga; u < p.num_update_steps_per_epoch && !stop; ++u) {
-    const int64_t nb = u != p.num_update_steps_per_epoch - 1 ? ga : remainder;
-    std::vector<data::Batch> window;
-    for (int64_t k = 0; k < nb; ++k) {
-      std::optional<data::Batch> b = stream->next();
-      if (!b) break;
-      window.push_back(std::move(*b));
-    }
+    std::vector<data::Batch> window =
+        next_window(*stream, u != p.num_update_steps_per_epoch - 1 ? ga : remainder);
     if (window.empty()) break;
     const Tensor num_items = window.size() > 1 ? count_items(window) : Tensor();
     for (size_t i = 0; i < window.size(); ++i) {
