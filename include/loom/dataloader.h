@@ -93,9 +93,15 @@ class DataLoader {
   void set_epoch(int64_t epoch);
   int64_t epoch() const { return epoch_; }
   /// Starts a pass over epoch `epoch` (workers start now when num_workers > 0;
-  /// never more workers than batches). Throws loom::Error when the system
-  /// cannot start the worker threads (the started ones are stopped first).
-  std::unique_ptr<BatchStream> stream(int64_t epoch) const;
+  /// never more workers than batches), beginning at batch number
+  /// `skip_batches` (transformers' skip_first_batches, done on the sampler's
+  /// indices: the skipped batches are never fetched with Dataset::get nor
+  /// collated; the collator still sees each batch's number in the epoch, so
+  /// its draws match an unskipped pass). A skip of size() or more gives an
+  /// empty stream. Throws loom::Error for epoch < 0 or skip_batches < 0, and
+  /// when the system cannot start the worker threads (the started ones are
+  /// stopped first).
+  std::unique_ptr<BatchStream> stream(int64_t epoch, int64_t skip_batches = 0) const;
   /// stream(epoch()) as an iterator, and the end iterator.
   BatchIterator begin() const;
   BatchIterator end() const { return {}; }

@@ -47,8 +47,10 @@ class DeviceLoader {
   /// Epoch used by begin() (forwarded to the DataLoader's stream).
   void set_epoch(int64_t epoch) { loader_.set_epoch(epoch); }
   int64_t epoch() const { return loader_.epoch(); }
-  /// Starts the background thread for epoch `epoch`; batches come on device().
-  std::unique_ptr<BatchStream> stream(int64_t epoch) const;
+  /// Starts the background thread for epoch `epoch` from batch number
+  /// `skip_batches` (see DataLoader::stream: skipped batches are neither
+  /// fetched nor uploaded); batches come on device().
+  std::unique_ptr<BatchStream> stream(int64_t epoch, int64_t skip_batches = 0) const;
   BatchIterator begin() const;
   BatchIterator end() const { return {}; }
 

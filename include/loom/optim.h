@@ -124,8 +124,10 @@ class Optimizer {
   /// tensors "state.<param index>.<buffer>" in f32 (or the state's dtype),
   /// __metadata__ {"optimizer": name, "param_groups": JSON array of the
   /// groups' options with "params": [indices], "step": JSON object
-  /// {"<param index>": step count}}. Syncs the state tensors. Throws
-  /// loom::Error on I/O failure.
+  /// {"<param index>": step count}}. Syncs the lazy state tensors in one
+  /// graph, then writes each tensor from its own buffer, one after another:
+  /// no host copy of the state is made (the extra host memory of a save is
+  /// the file header). Throws loom::Error on I/O failure.
   void save(const std::string& path) const;
   /// Reads a file written by save() and loads it with load_state_dict().
   /// Throws loom::Error "[optim] <path>: ..." for a malformed or mismatched

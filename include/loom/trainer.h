@@ -23,7 +23,9 @@
 // so the accumulated gradient is that of one big batch (transformers'
 // num_items_in_batch); the gradients are clipped to max_grad_norm (the norm is
 // logged as grad_norm), AdamW steps, the schedule steps, gradients are reset
-// and, on the lazy device, lazy::mark_step() runs. The running loss stays a
+// and, on the lazy device, lazy::mark_step() runs — also after each
+// micro-batch but the last, so a window is one graph per micro-batch and
+// holds one micro-batch's activations at a time. The running loss stays a
 // device tensor and is read only at logging steps. Logs, evaluation and
 // checkpoints follow DefaultFlowCallback; a logged "loss" is the mean of the
 // step losses since the previous log, "learning_rate" the rate the last step
@@ -36,7 +38,8 @@
 // (transformers' fields) and training_args.json. A checkpoint is written into
 // output_dir/tmp-checkpoint-<step>, every file fsynced, then renamed into
 // place, so a process killed while saving leaves the previous checkpoints
-// whole; leftover tmp-* directories are ignored when resuming and removed
+// whole; a save that fails (disk full) removes its tmp directory; leftover
+// tmp-* directories are ignored when resuming and removed
 // when training starts, and a checkpoint moved aside to checkpoint-<N>.old-<pid>
 // by a save that replaced it and was killed is renamed back. Rotation
 // (save_total_limit) never deletes the newest checkpoint, the best, nor the
@@ -44,7 +47,8 @@
 // deletes the newer ones (another run's) when the run saves checkpoints.
 // Resuming restores the weights, optimizer, schedule, generator, running loss
 // and data position, so a resumed run logs the same losses and ends with the
-// same weights, bit for bit, as an uninterrupted one.
+// same weights, bit for bit, as an uninterrupted one; the batches of the
+// resumed epoch already trained are skipped at the sampler (never loaded).
 #pragma once
 
 #include <cstdint>
@@ -133,15 +137,19 @@ class Trainer {
 
   /// Trains (see the top of this file). `resume_from_checkpoint` (else
   /// args.resume_from_checkpoint) is a checkpoint directory or "last" (the
-  /// newest checkpoint-N of output_dir). Before any step, output_dir is
+  /// newest complete checkpoint-N of output_dir: newer incomplete ones — a
+  /// file missing, trainer_state.json unreadable, a safetensors file
+  /// truncated — are passed over with a warning on stderr). Before any step, output_dir is
   /// created and a probe file written and removed in it. Throws loom::Error
   /// "[TrainingArguments] output_dir '<dir>': <reason>" when that fails
   /// (a parent is a regular file, no permission, ...), and "[Trainer] ..."
   /// for a missing train_dataset, a dataset with no batch, output_dir holding
   /// checkpoints while neither resuming nor overwrite_output_dir, a
-  /// checkpoint that is missing or incomplete (naming the file), a model that
+  /// checkpoint that is missing or incomplete (naming the file; for "last",
+  /// when no checkpoint is complete, each one's problem), a model that
   /// returns no loss, a metric_for_best_model the evaluation does not
-  /// produce; plus the I/O errors of saving. Writes output_dir/lazy_metrics.json
+  /// produce; plus the I/O errors of saving (after removing the partial
+  /// tmp-checkpoint-<step>). Writes output_dir/lazy_metrics.json
   /// (loom::metrics::report_json()) at the end.
   TrainOutput train(std::optional<std::string> resume_from_checkpoint = std::nullopt);
 

@@ -58,8 +58,10 @@ Tensor Tensor::detach() const {
 void Tensor::backward(const Tensor& gradient) const {
   Tensor g = gradient;
   if (!g.defined()) {
-    LOOM_CHECK(numel() == 1, "[backward] gradient can be implicit only for a tensor with one "
-               "element, got shape ", loom::to_string(shape()));
+    LOOM_CHECK(numel() == 1,
+               "[backward] gradient can be implicit only for a tensor with one element, got "
+               "shape ",
+               loom::to_string(shape()));
     g = ones(shape(), dtype(), device());
   }
   LOOM_CHECK(g.shape() == shape(), "[backward] gradient shape ", loom::to_string(g.shape()),
@@ -67,13 +69,22 @@ void Tensor::backward(const Tensor& gradient) const {
   autograd::backward(*this, g);
 }
 
+namespace {
+int64_t ns_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+      .count();
+}
+}  // namespace
+
+// Every read of a lazy tensor's values on the host is a transfer from the
+// device (PyTorch/XLA's TransferFromDeviceTime): to(cpu) and data() record
+// one sample each; item() and to_vector() go through data().
 Tensor Tensor::to(const Device& device) const {
   if (this->device() == device) return *this;
   auto t0 = std::chrono::steady_clock::now();
-  Tensor out = from_blob(data(), shape(), dtype(), device);
+  Tensor out = from_blob(lazy::materialize(*this)->data(), shape(), dtype(), device);
   if (requires_grad()) out.impl()->requires_grad = true;  // a new leaf
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                std::chrono::steady_clock::now() - t0).count();
+  const int64_t ns = ns_since(t0);
   if (device.is_lazy()) metrics::add_time("TransferToDeviceTime", ns);
   if (this->device().is_lazy()) metrics::add_time("TransferFromDeviceTime", ns);
   return out;
@@ -81,11 +92,17 @@ Tensor Tensor::to(const Device& device) const {
 
 Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 
-const void* Tensor::data() const { return lazy::materialize(*this)->data(); }
+const void* Tensor::data() const {
+  if (!defined() || !device().is_lazy()) return lazy::materialize(*this)->data();
+  auto t0 = std::chrono::steady_clock::now();
+  const void* p = lazy::materialize(*this)->data();
+  metrics::add_time("TransferFromDeviceTime", ns_since(t0));
+  return p;
+}
 
 double Tensor::item() const {
-  LOOM_CHECK(numel() == 1, "[item] tensor with ", numel(), " elements cannot be converted to a "
-             "scalar");
+  LOOM_CHECK(numel() == 1, "[item] tensor with ", numel(),
+             " elements cannot be converted to a scalar");
   return load_as_double(data(), dtype(), 0);
 }
 

@@ -18,11 +18,13 @@
 namespace loom::data {
 namespace {
 
-// What a stream needs to make batch i of an epoch.
+// What a stream needs to make the i-th batch it hands out: batch number
+// first + i of the epoch (the batches before `first` were skipped).
 struct EpochPlan {
   std::shared_ptr<const Dataset> dataset;
   std::shared_ptr<const Collator> collator;
   int64_t epoch = 0;
+  int64_t first = 0;                          // batch number of batches[0] in the epoch
   std::vector<std::vector<int64_t>> batches;  // dataset indices per batch
 
   Batch make(int64_t i) const {
@@ -35,7 +37,7 @@ struct EpochPlan {
                  " is outside the dataset [0, ", n, ")");
       examples.push_back(dataset->get(index));
     }
-    return collator->collate(examples, {epoch, i});
+    return collator->collate(examples, {epoch, first + i});
   }
 };
 
@@ -64,7 +66,7 @@ class SerialStream : public BatchStream {
       return plan_.make(i);
     } catch (...) {
       done_ = true;
-      rethrow_as_error(std::current_exception(), i);
+      rethrow_as_error(std::current_exception(), plan_.first + i);
     }
   }
 
@@ -111,7 +113,7 @@ class WorkerStream : public BatchStream {
     if (r.error) {
       done_ = true;
       stop();
-      rethrow_as_error(r.error, consumed_ - 1);
+      rethrow_as_error(r.error, plan_.first + consumed_ - 1);
     }
     return std::move(r.batch);
   }
@@ -224,12 +226,15 @@ void DataLoader::set_epoch(int64_t epoch) {
   epoch_ = epoch;
 }
 
-std::unique_ptr<BatchStream> DataLoader::stream(int64_t epoch) const {
+std::unique_ptr<BatchStream> DataLoader::stream(int64_t epoch, int64_t skip_batches) const {
   LOOM_CHECK(epoch >= 0, "[DataLoader] epoch must be >= 0, got ", epoch);
-  EpochPlan plan{dataset_, collator_, epoch, {}};
+  LOOM_CHECK(skip_batches >= 0, "[DataLoader] skip_batches must be >= 0, got ", skip_batches);
+  EpochPlan plan{dataset_, collator_, epoch, std::min(skip_batches, size()), {}};
   std::vector<int64_t> order = sampler_->indices(epoch);
   const size_t b = static_cast<size_t>(options_.batch_size);
-  for (size_t start = 0; start < order.size(); start += b) {
+  // Skipped batches are dropped here, as index lists: nothing is fetched,
+  // collated or uploaded for them.
+  for (size_t start = static_cast<size_t>(plan.first) * b; start < order.size(); start += b) {
     size_t stop = std::min(order.size(), start + b);
     if (options_.drop_last && stop - start < b) break;
     plan.batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),

@@ -126,8 +126,8 @@ DeviceLoader::DeviceLoader(DataLoader loader, Device device, DeviceLoaderOptions
              options_.prefetch);
 }
 
-std::unique_ptr<BatchStream> DeviceLoader::stream(int64_t epoch) const {
-  return std::make_unique<DeviceStream>(loader_.stream(epoch), device_, options_);
+std::unique_ptr<BatchStream> DeviceLoader::stream(int64_t epoch, int64_t skip_batches) const {
+  return std::make_unique<DeviceStream>(loader_.stream(epoch, skip_batches), device_, options_);
 }
 
 BatchIterator DeviceLoader::begin() const { return BatchIterator(stream(loader_.epoch())); }

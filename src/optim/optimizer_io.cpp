@@ -17,6 +17,7 @@
 
 #include "io/json_parse.h"
 #include "loom/error.h"
+#include "loom/lazy.h"
 #include "loom/optim.h"
 #include "loom/safetensors.h"
 
@@ -121,18 +122,22 @@ void read_tensors(const safetensors::File& file, StateDict* sd) {
 
 }  // namespace
 
+// As save_pretrained: one sync for every lazy state tensor (one graph, not one
+// per tensor), then the writer reads each tensor's own buffer in turn. No
+// host copy of the state is made (pytorch/xla#5115: a copy of all of it at
+// once doubled the optimizer's memory during a save).
 void Optimizer::save(const std::string& path) const {
-  StateDict sd = state_dict();
-  std::vector<Tensor> host;  // keeps the bytes alive until written
+  StateDict sd = state_dict();  // shares the state tensors (no copy); keeps them alive
+  std::vector<Tensor> lazy_tensors;
+  for (const auto& [index, ps] : sd.state)
+    for (const auto& [name, t] : ps.buffers)
+      if (t.device().is_lazy()) lazy_tensors.push_back(t);
+  if (!lazy_tensors.empty()) lazy::sync(lazy_tensors);
   std::vector<safetensors::TensorRef> refs;
-  for (const auto& [index, ps] : sd.state) {
-    for (const auto& [name, t] : ps.buffers) {
-      host.push_back(t.to(Device("cpu")));
-      refs.push_back({"state." + std::to_string(index) + "." + name, host.back().dtype(),
-                      host.back().shape(), nullptr});
-    }
-  }
-  for (size_t i = 0; i < refs.size(); ++i) refs[i].data = host[i].data();
+  for (const auto& [index, ps] : sd.state)
+    for (const auto& [name, t] : ps.buffers)
+      refs.push_back(
+          {"state." + std::to_string(index) + "." + name, t.dtype(), t.shape(), t.data()});
   safetensors::save(
       path, refs,
       {{"optimizer", sd.optimizer}, {"param_groups", metadata_json(sd)}, {"step", steps_json(sd)}});

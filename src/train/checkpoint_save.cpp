@@ -3,7 +3,8 @@
 // rng_state.json, trainer_state.json and training_args.json go into
 // output_dir/tmp-checkpoint-<step>, which is fsynced and renamed to
 // checkpoint-<step>; then old checkpoints are rotated out (never the one
-// just written). Also save_model's
+// just written). A save that fails removes its tmp-checkpoint-<step>.
+// Also save_model's
 // file writing. Assumes the lazy step was cut (mark_step) before a save, so
 // reading the running loss does not trace an extra graph.
 #include <unistd.h>
@@ -42,25 +43,9 @@ void Trainer::Impl::write_model_files(const std::string& dir) const {
   }
 }
 
-void Trainer::Impl::save_checkpoint() {
-  store_flos();
-  const fs::path out = args.output_dir;
-  const std::string name = train::kCheckpointPrefix + std::to_string(state.global_step);
-  const fs::path final_dir = out / name;
-  const fs::path tmp = out / (train::kTmpCheckpointPrefix + std::to_string(state.global_step));
-  train::create_dir(out.string(), "[checkpoint] output_dir");
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-
-  // transformers: the best checkpoint is recorded once its directory exists
-  // (here: it is the one being written, or an earlier one still on disk).
-  if (state.best_global_step && *state.best_global_step != 0) {
-    const fs::path best =
-        out / (train::kCheckpointPrefix + std::to_string(*state.best_global_step));
-    if (*state.best_global_step == state.global_step || fs::exists(best, ec))
-      state.best_model_checkpoint = best.string();
-  }
-
+// Every file of a checkpoint into `tmp` (not yet renamed into place).
+void Trainer::Impl::write_checkpoint_files(const std::string& tmp_dir) {
+  const fs::path tmp = tmp_dir;
   write_model_files(tmp.string());
   if (!args.save_only_model) {
     optimizer->save((tmp / "optimizer.safetensors").string());
@@ -85,8 +70,36 @@ void Trainer::Impl::save_checkpoint() {
   train::checkpoint_file_written("trainer_state.json");
   train::write_text_file((tmp / "training_args.json").string(), args.to_json());
   train::checkpoint_file_written("training_args.json");
+}
 
-  train::commit_dir(tmp.string(), final_dir.string());
+void Trainer::Impl::save_checkpoint() {
+  store_flos();
+  const fs::path out = args.output_dir;
+  const std::string name = train::kCheckpointPrefix + std::to_string(state.global_step);
+  const fs::path final_dir = out / name;
+  const fs::path tmp = out / (train::kTmpCheckpointPrefix + std::to_string(state.global_step));
+  train::create_dir(out.string(), "[checkpoint] output_dir");
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+
+  // transformers: the best checkpoint is recorded once its directory exists
+  // (here: it is the one being written, or an earlier one still on disk).
+  if (state.best_global_step && *state.best_global_step != 0) {
+    const fs::path best =
+        out / (train::kCheckpointPrefix + std::to_string(*state.best_global_step));
+    if (*state.best_global_step == state.global_step || fs::exists(best, ec))
+      state.best_model_checkpoint = best.string();
+  }
+
+  // A failed save (disk full, I/O error) takes its partial directory with
+  // it, so a full disk is not left fuller; the error goes on to the caller.
+  try {
+    write_checkpoint_files(tmp.string());
+    train::commit_dir(tmp.string(), final_dir.string());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
   // The checkpoint just written is protected too: when newer directories are
   // present it is not the newest.
   train::rotate_checkpoints(out.string(), args.save_total_limit.value_or(0),

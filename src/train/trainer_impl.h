@@ -111,6 +111,7 @@ struct Trainer::Impl {
 
   // checkpoint_save.cpp / checkpoint_load.cpp
   void save_checkpoint();
+  void write_checkpoint_files(const std::string& tmp_dir);
   void write_model_files(const std::string& dir) const;
   ResumePoint load_checkpoint(const std::string& dir, const TrainPlan& plan);
   void load_best_model();

@@ -1,9 +1,12 @@
 // The training loop: transformers' Trainer._inner_training_loop, _run_epoch,
 // training_step and _maybe_log_save_evaluate, step for step. Batches come
 // from a DeviceLoader (prefetched and uploaded on a background thread, no
-// mark_step of its own); the loop calls lazy::mark_step() once per optimizer
-// step, after the update, so each step is one graph. The running loss is a
-// device tensor read only at logging steps (and when checkpointing).
+// mark_step of its own); the loop calls lazy::mark_step() after each
+// micro-batch of a gradient accumulation window and after the optimizer
+// update, so a step is GA graphs, each holding one micro-batch's
+// activations (the last one also the update). The running loss is a device
+// tensor read only at logging steps (and when checkpointing). A resumed
+// epoch starts at the sampler: skipped batches are never loaded.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +17,7 @@
 #include "loom/device_loader.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
+#include "train/checkpoint_complete.h"
 #include "train/checkpoint_files.h"
 #include "train/trainer_impl.h"
 
@@ -40,15 +44,27 @@ int64_t absolute_steps(double steps, int64_t max_steps) {
   return static_cast<int64_t>(steps);
 }
 
+// "last": the newest checkpoint that can be resumed; newer incomplete ones
+// are passed over with a warning (transformers#35782).
 std::string resolve_resume(const std::optional<std::string>& resume, const std::string& out) {
   if (!resume) return "";
-  if (*resume == "last" || *resume == "true" || *resume == "True") {
-    auto last = get_last_checkpoint(out);
-    LOOM_CHECK(last.has_value(), "[Trainer] resume_from_checkpoint '", *resume,
-               "': no checkpoint-N directory in output_dir '", out, "'");
-    return *last;
+  if (*resume != "last" && *resume != "true" && *resume != "True") return *resume;
+  const train::ResumableCheckpoint last = train::last_resumable_checkpoint(out);
+  LOOM_CHECK(last.path || !last.skipped.empty(), "[Trainer] resume_from_checkpoint '", *resume,
+             "': no checkpoint-N directory in output_dir '", out, "'");
+  std::string reasons;
+  for (const auto& [dir, why] : last.skipped) {
+    const std::string name = fs::path(dir).filename().string();
+    reasons += (reasons.empty() ? "" : "; ") + name + ": " + why;
+    if (last.path)
+      std::fprintf(stderr,
+                   "[Trainer] warning: %s is incomplete (%s); resuming from the newest complete "
+                   "checkpoint, %s\n",
+                   dir.c_str(), why.c_str(), fs::path(*last.path).filename().string().c_str());
   }
-  return *resume;
+  LOOM_CHECK(last.path.has_value(), "[Trainer] resume_from_checkpoint '", *resume,
+             "': no complete checkpoint in output_dir '", out, "' (", reasons, ")");
+  return *last.path;
 }
 
 }  // namespace
@@ -196,13 +212,36 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
 
 // ---- One epoch. ----
 
+// The first `skip` batches of a resumed epoch (at most all of them), said
+// in the log.
+static int64_t announce_skip(int64_t skip, int64_t batches, int64_t epoch) {
+  skip = std::min(skip, batches);
+  if (skip > 0)
+    std::fprintf(stderr, "[Trainer] skipping %lld batches of epoch %lld at the sampler\n",
+                 static_cast<long long>(skip), static_cast<long long>(epoch));
+  return skip;
+}
+
+// Up to `n` next batches of `stream` (fewer at the end of the epoch).
+static std::vector<data::Batch> next_window(data::BatchStream& stream, int64_t n) {
+  std::vector<data::Batch> window;
+  for (int64_t k = 0; k < n; ++k) {
+    std::optional<data::Batch> b = stream.next();
+    if (!b) break;
+    window.push_back(std::move(*b));
+  }
+  return window;
+}
+
 void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, const TrainPlan& p,
                               int64_t skip) {
   const int64_t ga = args.gradient_accumulation_steps;
   data::DeviceLoader dl(loader, device, {.prefetch = 2, .mark_step = false});
-  std::unique_ptr<data::BatchStream> stream = dl.stream(epoch);
-  int64_t step = -1;
-  for (int64_t i = 0; i < skip && stream->next(); ++i) ++step;  // transformers' skip_first_batches
+  // transformers' skip_first_batches, on the sampler's indices: the skipped
+  // batches are never fetched, collated or uploaded (transformers#8876).
+  skip = announce_skip(skip, loader.size(), epoch);
+  std::unique_ptr<data::BatchStream> stream = dl.stream(epoch, skip);
+  int64_t step = skip - 1;
   epoch_index = epoch;
   batches_done_in_epoch = step + 1;
   Tensor grad_norm;
@@ -210,13 +249,8 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
   const int64_t remainder = p.steps_in_epoch % ga == 0 ? ga : p.steps_in_epoch % ga;
   bool stop = false;
   for (int64_t u = skip / ga; u < p.num_update_steps_per_epoch && !stop; ++u) {
-    const int64_t nb = u != p.num_update_steps_per_epoch - 1 ? ga : remainder;
-    std::vector<data::Batch> window;
-    for (int64_t k = 0; k < nb; ++k) {
-      std::optional<data::Batch> b = stream->next();
-      if (!b) break;
-      window.push_back(std::move(*b));
-    }
+    std::vector<data::Batch> window =
+        next_window(*stream, u != p.num_update_steps_per_epoch - 1 ? ga : remainder);
     if (window.empty()) break;
     const Tensor num_items = window.size() > 1 ? count_items(window) : Tensor();
     for (size_t i = 0; i < window.size(); ++i) {
@@ -238,6 +272,10 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
         batches_done_in_epoch = step + 1;
         optimizer_step(epoch, step, p, grad_norm, learning_rate);
       } else {
+        // One graph per micro-batch (pytorch/xla#1367, #3593): its
+        // activations are freed before the next one is traced, so memory
+        // stays that of one micro-batch whatever the accumulation.
+        if (device.is_lazy()) lazy::mark_step();
         each([&](TrainerCallback& c) { c.on_substep_end(args, state, control); });
       }
       if (control.should_epoch_stop || control.should_training_stop) {

@@ -76,6 +76,54 @@ TEST(DataLoader, BatchesInSamplerOrderWithAndWithoutWorkers) {
   EXPECT_EQ(collect(shuffled), first);
 }
 
+// Records the batch number the DataLoader passes, as its only output.
+struct BatchNumberCollator : Collator {
+  Batch collate(const std::vector<Example>& examples, const CollateContext& c) const override {
+    Batch b = PaddingCollator(PadOptions{.pad_id = -1}).collate(examples, c);
+    b.set("batch_index", tensor_i64({c.epoch, c.batch_index}, {2}));
+    return b;
+  }
+};
+
+// Resuming mid-epoch (transformers#8876): stream(epoch, k) gives the tail of
+// the epoch's batches — same examples, same batch numbers for the collator —
+// and fetches no example of the skipped ones, with or without workers.
+TEST(DataLoader, SkippedBatchesAreNeverFetched) {
+  for (int workers : {0, 2}) {
+    auto ds = std::make_shared<CountingDataset>(23);
+    auto collator = std::make_shared<BatchNumberCollator>();
+    DataLoader loader(ds, collator,
+                      {.batch_size = 4, .shuffle = true, .seed = 3, .num_workers = workers});
+    std::vector<std::vector<int64_t>> all, numbers;
+    auto full = loader.stream(2);
+    while (auto b = full->next()) all.push_back(b->at("input_ids").to_vector<int64_t>());
+    ASSERT_EQ(all.size(), 6u);
+    ds->gets = 0;
+    auto tail = loader.stream(2, 4);
+    std::vector<std::vector<int64_t>> got;
+    while (auto b = tail->next()) {
+      got.push_back(b->at("input_ids").to_vector<int64_t>());
+      numbers.push_back(b->at("batch_index").to_vector<int64_t>());
+    }
+    EXPECT_EQ(got, std::vector<std::vector<int64_t>>(all.begin() + 4, all.end())) << workers;
+    EXPECT_EQ(numbers, (std::vector<std::vector<int64_t>>{{2, 4}, {2, 5}})) << workers;
+    EXPECT_EQ(ds->gets.load(), 4 + 3) << "only batches 4 (4 examples) and 5 (3) are fetched";
+    ds->gets = 0;
+    EXPECT_FALSE(loader.stream(2, 6)->next().has_value());
+    EXPECT_FALSE(loader.stream(2, 100)->next().has_value());
+    EXPECT_EQ(ds->gets.load(), 0);
+  }
+  auto ds = std::make_shared<CountingDataset>(4);
+  DataLoader loader(ds, std::make_shared<PaddingCollator>(PadOptions{}), {.batch_size = 2});
+  try {
+    loader.stream(0, -1);
+    ADD_FAILURE() << "a negative skip was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("skip_batches must be >= 0, got -1"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DataLoader, RejectsBadOptions) {
   auto ds = std::make_shared<CountingDataset>(3);
   auto collator = std::make_shared<PaddingCollator>();

@@ -118,6 +118,30 @@ TEST_F(Lazy, ItemEveryStepCountsEarlySyncs) {
   EXPECT_EQ(metrics::counter("UncachedCompile"), compiles_after_two);
 }
 
+// Every host read of a lazy tensor is a transfer from the device, whichever
+// call makes it; reads of eager cpu tensors are not (pytorch/xla's
+// TransferFromDeviceTime).
+TEST_F(Lazy, EveryHostReadRecordsTransferFromDeviceTime) {
+  Device dev("lazy");
+  Tensor t = (randn({2, 3}) * 2.0).to(dev);
+  Tensor s = sum(t);
+  lazy::mark_step();
+  auto samples = [] { return metrics::timer_count("TransferFromDeviceTime"); };
+  ASSERT_EQ(samples(), 0);
+  EXPECT_TRUE(std::isfinite(s.item()));
+  EXPECT_EQ(samples(), 1) << "item()";
+  EXPECT_EQ(t.to_vector<float>().size(), 6u);
+  EXPECT_EQ(samples(), 2) << "to_vector()";
+  EXPECT_NE(t.data(), nullptr);
+  EXPECT_EQ(samples(), 3) << "data()";
+  Tensor host = t.to(Device("cpu"));
+  EXPECT_EQ(samples(), 4) << "to(cpu)";
+  EXPECT_GT(metrics::timer_total_ns("TransferFromDeviceTime"), 0);
+  // Reading the cpu copy moves nothing from the device.
+  EXPECT_EQ(host.to_vector<float>(), t.to_vector<float>());
+  EXPECT_EQ(samples(), 5) << "only the lazy tensor's to_vector()";
+}
+
 TEST_F(Lazy, RandomValuesReadWithoutMarkStep) {
   Device dev("lazy");
   std::vector<double> with_step, without_step;
@@ -156,14 +180,16 @@ TEST_F(Lazy, PeakMemoryDoesNotGrowWithSteps) {
 }
 
 TEST_F(Lazy, DiskCacheServesASecondProcess) {
-  std::string dir = std::filesystem::temp_directory_path() / ("loom-cache-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("loom-cache-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   // First process: compiles and writes the cache.
   std::string self = std::filesystem::read_symlink("/proc/self/exe");
   std::string cmd = "LOOM_CACHE_DIR=" + dir + " LOOM_CHILD_EXPECT=";
   auto child = [&](const std::string& expect) {
-    return std::system((cmd + expect + " " + self +
-                        " --gtest_filter=LazyChild.RunSteps > /dev/null 2>&1").c_str());
+    return std::system(
+        (cmd + expect + " " + self + " --gtest_filter=LazyChild.RunSteps > /dev/null 2>&1")
+            .c_str());
   };
   EXPECT_EQ(child("fresh"), 0);
   EXPECT_EQ(child("cached"), 0) << "the second process must compile nothing";

@@ -3,8 +3,10 @@
 // wrote; resuming from a checkpoint that is not the newest removes the newer
 // ones of the abandoned run; a checkpoint moved aside by a save killed while
 // replacing it (checkpoint-N.old-PID) is put back at start-up and leftovers
-// are removed. Assumes a POSIX file system; the read-only directory case is
-// skipped as root (root ignores permissions).
+// are removed; resume_from_checkpoint "last" passes over incomplete newer
+// checkpoints (warning) to the newest complete one. Assumes a POSIX file
+// system; the read-only directory case is skipped as root (root ignores
+// permissions).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error_of.h"
+#include "train/checkpoint_complete.h"
 #include "train/checkpoint_files.h"
 #include "train/train_test_util.h"
 
@@ -190,6 +193,75 @@ TEST(TrainerCheckpointSafety, RecoveryRemovesLeftoversWhenTheCheckpointExists) {
             (std::vector<std::string>{"checkpoint-5", "checkpoint-7"}));
   EXPECT_TRUE(fs::exists(dir.sub("checkpoint-7/marker")));  // the first copy, by name
   EXPECT_EQ(names_containing(dir.path(), ".old-"), (std::vector<std::string>{"other.old-4"}));
+}
+
+// Cuts `path` to half its size (a copy or sync cut short).
+void truncate_to_half(const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); }
+
+// "last" passes over incomplete newer checkpoints with a warning naming
+// each and why, and resumes from the newest complete one (transformers#35782).
+TEST(TrainerCheckpointSafety, LastFallsBackToTheNewestCompleteCheckpoint) {
+  testing::TempDir dir;
+  run(saving_args(dir.path(), 3, 1));
+  fs::remove(dir.sub("checkpoint-3/trainer_state.json"));
+  truncate_to_half(dir.sub("checkpoint-2/model.safetensors"));
+  ::testing::internal::CaptureStderr();
+  auto counter = run(saving_args(dir.path(), 4, 1), "last");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(counter->steps, 3) << "resumed from checkpoint-1";
+  EXPECT_NE(log.find("warning: " + dir.sub("checkpoint-3") +
+                     " is incomplete (no trainer_state.json); resuming from the newest "
+                     "complete checkpoint, checkpoint-1"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("warning: " + dir.sub("checkpoint-2") + " is incomplete ([safetensors] " +
+                     dir.sub("checkpoint-2/model.safetensors")),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(
+      testing::checkpoint_names(dir.path()),
+      (std::vector<std::string>{"checkpoint-1", "checkpoint-2", "checkpoint-3", "checkpoint-4"}));
+  EXPECT_EQ(saved_global_step(dir.sub("checkpoint-3")), 3);  // rewritten by this run
+}
+
+TEST(TrainerCheckpointSafety, LastWithNoCompleteCheckpointListsWhy) {
+  testing::TempDir dir;
+  run(saving_args(dir.path(), 2, 1));
+  truncate_to_half(dir.sub("checkpoint-2/optimizer.safetensors"));
+  std::ofstream(dir.sub("checkpoint-1/trainer_state.json")) << "{\"global_step\": ";
+  Trainer t(testing::tiny_gpt2(1), saving_args(dir.path(), 3, 1), testing::token_dataset(16));
+  testing::silence(t);
+  const std::string err = testing::error_of([&] { t.train("last"); });
+  EXPECT_NE(err.find("[Trainer] resume_from_checkpoint 'last': no complete checkpoint in "
+                     "output_dir '" +
+                     dir.path() + "' (checkpoint-2: [safetensors] " +
+                     dir.sub("checkpoint-2/optimizer.safetensors")),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("; checkpoint-1: [trainer_state] "), std::string::npos) << err;
+  EXPECT_EQ(testing::checkpoint_names(dir.path()),
+            (std::vector<std::string>{"checkpoint-1", "checkpoint-2"}));
+}
+
+TEST(TrainerCheckpointSafety, CheckpointProblemNamesWhatIsMissingOrDamaged) {
+  testing::TempDir dir;
+  run(saving_args(dir.path(), 1, 1));
+  const std::string c = dir.sub("checkpoint-1");
+  EXPECT_EQ(train::checkpoint_problem(c), std::nullopt);
+  EXPECT_EQ(train::checkpoint_problem(dir.sub("nope")), "not a directory");
+  for (const char* f : {"scheduler.json", "rng_state.json"}) {
+    fs::copy(c, dir.sub("copy"), fs::copy_options::recursive);
+    fs::remove(dir.sub(std::string("copy/") + f));
+    EXPECT_EQ(train::checkpoint_problem(dir.sub("copy")), std::string("no ") + f);
+    fs::remove_all(dir.sub("copy"));
+  }
+  fs::remove(c + "/optimizer.safetensors");
+  EXPECT_EQ(train::checkpoint_problem(c), "no optimizer.safetensors (saved with save_only_model?)");
+  fs::remove(c + "/model.safetensors");
+  std::ofstream(c + "/optimizer.safetensors") << "x";
+  ASSERT_TRUE(train::checkpoint_problem(c).has_value());
+  EXPECT_NE(train::checkpoint_problem(c)->find("[from_pretrained]"), std::string::npos)
+      << *train::checkpoint_problem(c);
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 // test binary, run again with a filter) dies right after writing the model
 // file of its second checkpoint; the parent then finds the last complete
 // checkpoint, loads it, and resumes to the same final weights as an
-// uninterrupted run.
+// uninterrupted run. A resumed epoch skips its trained batches at the
+// sampler: Dataset::get is never called for them.
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 
 #include <fcntl.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -127,6 +129,60 @@ TEST_P(ExactResume, ResumeAtAnEpochBoundary) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, ExactResume, ::testing::Values("cpu", "lazy"));
+
+// ---- Skipping at the sampler (transformers#8876). ----
+
+// token_dataset, counting get() calls.
+struct CountingDataset : data::Dataset {
+  std::shared_ptr<data::InMemoryDataset> inner = testing::token_dataset(40, 8, true);
+  mutable std::atomic<int64_t> gets{0};
+  int64_t size() const override { return inner->size(); }
+  data::Example get(int64_t i) const override {
+    ++gets;
+    return inner->get(i);
+  }
+};
+
+// Resuming at step 7 (epoch 1, 4 of 10 batches done) fetches only the 6
+// batches left of that epoch (24 examples), not the 4 skipped ones as
+// well, says so in the log, and ends where an uninterrupted run does.
+TEST(ResumeSkip, SkippedBatchesAreNotLoaded) {
+  testing::TempDir a_dir, b_dir;
+  auto run = [](const std::string& dir, std::shared_ptr<const data::Dataset> ds,
+                std::vector<std::shared_ptr<TrainerCallback>> cbs,
+                std::optional<std::string> resume) {
+    TrainingArguments args = resume_args(dir, "cpu");
+    args.max_steps = 10;  // ends with epoch 1: no batch of epoch 2 is prefetched
+    TrainerOptions opt;
+    opt.callbacks = std::move(cbs);
+    Trainer t(testing::tiny_gpt2(5, 0.1), args, std::move(ds), nullptr, opt);
+    testing::silence(t);
+    t.train(resume);
+    return RunResult{t.state(), testing::snapshot(t.model())};
+  };
+  RunResult a = run(a_dir.path(), testing::token_dataset(40, 8, true), {}, std::nullopt);
+  run(b_dir.path(), testing::token_dataset(40, 8, true), {std::make_shared<StopAt>(7)},
+      std::nullopt);
+  auto counting = std::make_shared<CountingDataset>();
+  // Counts from the start of training (after the checkpoint is loaded).
+  struct ResetAtTrainBegin : TrainerCallback {
+    std::shared_ptr<CountingDataset> ds;
+    std::string name() const override { return "ResetAtTrainBegin"; }
+    void on_train_begin(const TrainingArguments&, const TrainerState&, TrainerControl&) override {
+      ds->gets = 0;
+    }
+  };
+  auto reset = std::make_shared<ResetAtTrainBegin>();
+  reset->ds = counting;
+  ::testing::internal::CaptureStderr();
+  RunResult b = run(b_dir.path(), counting, {reset}, "last");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(counting->gets.load(), 24) << "Dataset::get calls of the resumed run";
+  EXPECT_NE(log.find("skipping 4 batches of epoch 1 at the sampler"), std::string::npos) << log;
+  EXPECT_EQ(b.state.global_step, 10);
+  expect_same_logs(a.state, b.state);
+  testing::expect_bitwise_equal(a.params, b.params);
+}
 
 // ---- Kill during save. ----
 
