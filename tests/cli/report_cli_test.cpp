@@ -16,6 +16,7 @@
 #include "cli/cli_runner.h"
 #include "cli/tiny_train.h"
 #include "common/tb_event_reader.h"
+#include "loom/tensorboard.h"
 
 namespace loom::testing {
 namespace {
@@ -66,7 +67,7 @@ TEST_F(ReportCli, TrainWritesEventFilesAndCurvesThatMatchTheState) {
     const int64_t step = entry["step"].get<int64_t>();
     for (const auto& [key, value] : entry.items()) {
       if (key == "step") continue;
-      const std::string tag = key.rfind("eval_", 0) == 0 ? "eval/" + key.substr(5) : "train/" + key;
+      const std::string tag = tensorboard_tag(key);  // its names: TensorBoardCallback tests
       ASSERT_TRUE(scalars.count(tag) && scalars.at(tag).count(step)) << tag << " at " << step;
       EXPECT_EQ(scalars.at(tag).at(step), static_cast<float>(value.get<double>())) << tag;
       ++checked;
