@@ -123,7 +123,7 @@ void draw_legend(std::ostringstream& o, const Frame& f, const std::vector<std::s
                  const std::vector<std::string>& colors) {
   size_t longest = 0;
   for (const std::string& l : labels) longest = std::max(longest, l.size());
-  const double w = 34 + 6.5 * static_cast<double>(longest), h = 8 + 16.0 * labels.size();
+  const double w = 36 + 7.2 * static_cast<double>(longest), h = 8 + 16.0 * labels.size();
   const double x = f.x0 + f.w - w - 6, y = f.y0 + 6;
   o << "<g class=\"legend\">\n<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\""
     << num(w) << "\" height=\"" << num(h)
