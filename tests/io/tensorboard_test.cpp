@@ -5,8 +5,12 @@
 // tools/make_tensorboard_fixtures.py), and EventFileWriter's files.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <cmath>
+#include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -136,6 +140,39 @@ TEST(TensorBoard, WriterFileHoldsVersionThenFlushedScalars) {
   ASSERT_EQ(e.size(), 4u);
   EXPECT_EQ(e[3].values[0].tag, "eval/loss");
   EXPECT_GT(e[3].wall_time, 1.6e9);  // stamped now
+}
+
+// A write that fails part way (here: the file-size limit, RLIMIT_FSIZE, as a
+// full disk would) is cut back to the last whole record: loom never leaves a
+// truncated record, and the writer goes on after the error.
+TEST(TensorBoard, FailedWriteLeavesOnlyWholeRecords) {
+  TempDir dir;
+  io::EventFileWriter w(dir.sub("runs"));
+  w.add_scalars({{"train/loss", 1.0f}}, 1);
+  w.flush();
+  const auto size = std::filesystem::file_size(w.path());
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  if (old_limit.rlim_max != RLIM_INFINITY && old_limit.rlim_max < size + 10)
+    GTEST_SKIP() << "RLIMIT_FSIZE too low to test";
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = size + 10;  // room for part of the next record only
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  w.add_scalars(std::vector<std::pair<std::string, float>>(20, {"train/loss", 2.0f}), 2);
+  const std::string err = error_of([&] { w.flush(); });
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(err.find("[tensorboard] " + w.path() + ": write failed"), std::string::npos) << err;
+  EXPECT_EQ(std::filesystem::file_size(w.path()), size);
+  io::TFRecords r = io::read_tfrecord_file(w.path());
+  EXPECT_EQ(r.records.size(), 2u);
+  EXPECT_FALSE(r.truncated_tail);
+  w.add_scalars({{"train/loss", 3.0f}}, 3);
+  w.flush();
+  std::vector<TbEvent> e = tb_read_events(w.path());
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[2].step, 3);
 }
 
 TEST(TensorBoard, WriterNamesAnUncreatableDirectory) {
