@@ -1,5 +1,5 @@
 // Event/Summary protobuf encoding and the event file writer (formats and
-// sources in tb_event.h). Assumes POSIX (open/write/ftruncate, gethostname).
+// sources in tb_event.h). Assumes POSIX (open/write/ftruncate).
 #include "io/tb_event.h"
 
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/host_name.h"
 #include "io/tfrecord.h"
 #include "loom/error.h"
 
@@ -61,12 +62,6 @@ std::string event_with(double wall_time, int64_t step, uint32_t body_field,
 double now_seconds() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
-  return buf;
 }
 
 }  // namespace

@@ -3,15 +3,13 @@
 // the checks the Trainer constructor makes on the arguments alone
 // (metric_for_best_model with save_strategy "best"). Every error names the
 // argument: "[TrainingArguments] <name>: ...".
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <sstream>
 
+#include "core/host_name.h"
 #include "loom/device.h"
 #include "loom/error.h"
 #include "loom/optim.h"
@@ -190,10 +188,7 @@ std::string default_logdir() {
   localtime_r(&now, &local);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%b%d_%H-%M-%S", &local);
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
-    std::snprintf(host, 10, "localhost");
-  return (std::filesystem::path("runs") / (std::string(stamp) + "_" + host)).string();
+  return (std::filesystem::path("runs") / (std::string(stamp) + "_" + host_name())).string();
 }
 
 }  // namespace
