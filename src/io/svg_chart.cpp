@@ -140,6 +140,9 @@ void draw_legend(std::ostringstream& o, const Frame& f, const std::vector<std::s
 
 void draw_panel(std::ostringstream& o, const ChartPanel& p, double left, double top,
                 size_t& color_index) {
+  for (const ChartSeries& s : p.series)  // before anything reads the points
+    LOOM_CHECK(s.x.size() == s.y.size(), "[svg_chart] series '", s.label, "': ", s.x.size(),
+               " x values but ", s.y.size(), " y values");
   double xlo, xhi, ylo, yhi;
   bounds(p, true, xlo, xhi);
   if (std::isfinite(p.x_min)) xlo = std::min(xlo, p.x_min);
@@ -164,8 +167,6 @@ void draw_panel(std::ostringstream& o, const ChartPanel& p, double left, double 
   draw_axes(o, f, p, xt, yt);
   std::vector<std::string> labels, colors;
   for (const ChartSeries& s : p.series) {
-    LOOM_CHECK(s.x.size() == s.y.size(), "[svg_chart] series '", s.label, "': ", s.x.size(),
-               " x values but ", s.y.size(), " y values");
     const std::string color = s.color.empty() ? kPalette[color_index++ % 10] : s.color;
     draw_series(o, f, s, color);
     labels.push_back(s.label);
