@@ -153,7 +153,8 @@ struct TrainingArguments {
   std::string get(const std::string& name) const;
 
   /// Reads a JSON object of field names to values (numbers, bools, strings,
-  /// null); keys not given keep their defaults. Throws loom::Error
+  /// null; a list of strings, as transformers writes report_to, is joined
+  /// with commas, [] giving "none"); keys not given keep their defaults. Throws loom::Error
   /// "[TrainingArguments] <where>: ..." for malformed JSON or a non-object,
   /// plus set()'s errors (unknown key with a suggestion, bad value).
   static TrainingArguments from_json(const std::string& text, const std::string& where = "<json>");

@@ -261,6 +261,12 @@ TrainingArguments TrainingArguments::from_json(const std::string& text, const st
       args.set(key, value.get<std::string>());
     } else if (value.is_boolean() || value.is_number()) {
       args.set(key, value.is_number_float() ? format_double(value.get<double>()) : value.dump());
+    } else if (value.is_array() && std::all_of(value.begin(), value.end(),
+                                               [](const auto& v) { return v.is_string(); })) {
+      // transformers writes report_to as a list (["tensorboard"]): comma-joined.
+      std::string joined;
+      for (const auto& v : value) joined += (joined.empty() ? "" : ",") + v.get<std::string>();
+      args.set(key, joined.empty() ? "none" : joined);  // [] = no integration
     } else {
       fail("[TrainingArguments] ", where, ": ", key, ": expected a number, bool, string or null");
     }

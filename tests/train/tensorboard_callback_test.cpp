@@ -132,6 +132,12 @@ TEST(TensorBoardCallback, ReportToSelectsTheCallback) {
   EXPECT_FALSE(has_tb("none"));
   EXPECT_EQ(TrainingArguments().report_to, "all");
 
+  // transformers' training_args.json holds a list.
+  TrainingArguments from_hf = TrainingArguments::from_json(R"({"report_to": ["tensorboard"]})");
+  EXPECT_EQ(from_hf.report_to, "tensorboard");
+  EXPECT_TRUE(from_hf.reports_to("tensorboard"));
+  EXPECT_EQ(TrainingArguments::from_json(R"({"report_to": []})").report_to, "none");
+
   TrainingArguments a;
   a.report_to = "wandb";
   EXPECT_EQ(testing::error_of([&] { a.validate(); }),
