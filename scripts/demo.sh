@@ -5,7 +5,8 @@
 # with `loom train`, holding back the first tenth of the text for evaluation
 # (perplexity at every evaluation); saves the model; checks that the
 # perplexity fell at every evaluation and that training plus evaluation
-# compiled at most 3 graphs (lazy_metrics.json: UncachedCompile); then
+# compiled at most 3 graphs (lazy_metrics.json: UncachedCompile) and that the
+# run left TensorBoard event files (runs/) and training_curves.svg; then
 # generates a sample with `loom generate`.
 #   scripts/demo.sh            the GPT-2 job above
 #   scripts/demo.sh finetune   fine-tunes a pretrained BERT (scripts/finetune.sh)
@@ -87,16 +88,22 @@ state = json.load(open(f"{out}/trainer_state.json"))
 evals = [(e["step"], e["eval_perplexity"]) for e in state["log_history"] if "eval_perplexity" in e]
 counters = json.load(open(f"{out}/lazy_metrics.json"))["counters"]
 compiles = counters.get("UncachedCompile", 0)
+import glob, os
+events = glob.glob(f"{out}/runs/*/events.out.tfevents.*")
+curves = os.path.exists(f"{out}/training_curves.svg")
 print("perplexity at each evaluation:")
 for step, ppl in evals:
     print(f"  step {step:>5}: {ppl:10.2f}")
 print(f"UncachedCompile (train + eval): {compiles}")
 falling = all(b < a for (_, a), (_, b) in zip(evals, evals[1:]))
-ok = len(evals) >= 2 and falling and compiles <= 3
+print(f"TensorBoard event files: {len(events)} in {out}/runs; training_curves.svg: {'yes' if curves else 'MISSING'}")
+ok = len(evals) >= 2 and falling and compiles <= 3 and events and curves
 if not falling:
     print("FAIL: the perplexity did not fall at every evaluation")
 if compiles > 3:
     print("FAIL: more than 3 graphs compiled")
+if not events or not curves:
+    print("FAIL: no TensorBoard event files or no training_curves.svg")
 sys.exit(0 if ok else 1)
 EOF
 }
@@ -113,5 +120,6 @@ sample() {
 }
 phase generate sample
 
-log "demo: model, checkpoint, trainer_state.json and lazy_metrics.json are in $out_dir"
+log "demo: model, checkpoint, trainer_state.json, lazy_metrics.json and training_curves.svg are in $out_dir"
+log "demo: see the run with: tensorboard --logdir $out_dir/runs   (metrics: $loom inspect $out_dir)"
 print_phases

@@ -23,6 +23,8 @@ packages=(
   libgtest-dev libgmock-dev googletest              # find_package(GTest)
   libbenchmark-dev                                  # find_package(benchmark): bench/
   python3 python3-pip                               # tools/ scripts and the check_layers CTest
+  librsvg2-bin                                      # rsvg-convert: training_curves.png next to the
+                                                    #   .svg (optional: without it, only the SVG)
 )
 # OpenMP and Threads come with g++ (libgomp, libpthread).
 

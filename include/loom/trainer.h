@@ -123,7 +123,8 @@ class Trainer {
  public:
   /// Validates `args` (TrainingArguments::validate), seeds loom's generator
   /// with args.seed, moves `model` to args.device and adds the callbacks:
-  /// DefaultFlowCallback, options.callbacks, then ProgressCallback (stderr is
+  /// DefaultFlowCallback, TensorBoardCallback when args.reports_to
+  /// "tensorboard" (loom/tensorboard.h), options.callbacks, then ProgressCallback (stderr is
   /// a terminal and disable_tqdm unset or false) or PrinterCallback. Throws
   /// loom::Error for a null model, invalid arguments, eval_strategy other than
   /// "no" without an eval_dataset ("[Trainer] eval_strategy ..."), or a

@@ -84,6 +84,15 @@ struct TrainingArguments {
   bool logging_nan_inf_filter = true;
   /// Plain log lines instead of a progress bar; unset: a bar when stderr is a terminal.
   std::optional<bool> disable_tqdm;
+  /// Where the run is reported, comma-separated: "tensorboard" (event files
+  /// in logging_dir, and training_curves.svg at the end of `loom train`),
+  /// "all" (every integration loom has: tensorboard) or "none". transformers
+  /// 4's default "all" (transformers 5 defaults to "none"); other
+  /// transformers integrations (wandb, mlflow, ...) are an error.
+  std::string report_to = "all";
+  /// TensorBoard's log directory; unset: validate() sets
+  /// output_dir/runs/<Mon DD_HH-MM-SS>_<host> (transformers' default_logdir).
+  std::optional<std::string> logging_dir;
 
   // ---- Evaluation. ----
   std::string eval_strategy = "no";  ///< "no" | "steps" | "epoch"
@@ -144,7 +153,8 @@ struct TrainingArguments {
   std::string get(const std::string& name) const;
 
   /// Reads a JSON object of field names to values (numbers, bools, strings,
-  /// null); keys not given keep their defaults. Throws loom::Error
+  /// null; a list of strings, as transformers writes report_to, is joined
+  /// with commas, [] giving "none"); keys not given keep their defaults. Throws loom::Error
   /// "[TrainingArguments] <where>: ..." for malformed JSON or a non-object,
   /// plus set()'s errors (unknown key with a suggestion, bad value).
   static TrainingArguments from_json(const std::string& text, const std::string& where = "<json>");
@@ -182,6 +192,8 @@ struct TrainingArguments {
   /// The metric compared for the best model, with "eval_" prepended
   /// ("eval_loss"); empty when metric_for_best_model is unset.
   std::string best_metric_key() const;
+  /// Whether report_to names `integration` ("tensorboard"), directly or by "all".
+  bool reports_to(const std::string& integration) const;
 };
 
 }  // namespace loom

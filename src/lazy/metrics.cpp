@@ -1,8 +1,9 @@
-// The metrics registry: counters, timers and recompile causes behind one
-// mutex; text and JSON reports.
+// The metrics registry: counters, timers (total, count and a window of the
+// last samples for percentiles) and recompile causes behind one mutex; the
+// JSON report (the text report is metrics_report.cpp's, made from it).
+#include <algorithm>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,8 @@ namespace {
 struct Timer {
   int64_t total_ns = 0;
   int64_t count = 0;
+  std::vector<int64_t> window;  ///< the last kTimerWindow samples, a ring from `next`
+  size_t next = 0;
 };
 struct Registry {
   std::mutex mu;
@@ -20,6 +23,7 @@ struct Registry {
   std::map<std::string, Timer> timers;
   std::vector<std::string> causes;
 };
+std::string percentile_key(double p) { return std::to_string(static_cast<int>(p)) + "%"; }
 Registry& registry() {
   static Registry r;
   return r;
@@ -57,8 +61,35 @@ void add_counter(const std::string& name, int64_t delta) {
 void add_time(const std::string& name, int64_t ns) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  r.timers[name].total_ns += ns;
-  r.timers[name].count += 1;
+  Timer& t = r.timers[name];
+  t.total_ns += ns;
+  t.count += 1;
+  if (t.window.size() < kTimerWindow) {
+    t.window.push_back(ns);
+  } else {
+    t.window[t.next] = ns;
+    t.next = (t.next + 1) % kTimerWindow;
+  }
+}
+std::vector<int64_t> timer_samples(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.timers.find(name);
+  if (it == r.timers.end()) return {};
+  const Timer& t = it->second;
+  std::vector<int64_t> out(t.window.begin() + static_cast<std::ptrdiff_t>(t.next), t.window.end());
+  out.insert(out.end(), t.window.begin(), t.window.begin() + static_cast<std::ptrdiff_t>(t.next));
+  return out;
+}
+std::vector<std::pair<double, int64_t>> percentiles(std::vector<int64_t> samples) {
+  std::vector<std::pair<double, int64_t>> out;
+  if (samples.empty()) return out;
+  std::sort(samples.begin(), samples.end());
+  for (double p : kPercentiles) {
+    const size_t i = std::min(samples.size() - 1, static_cast<size_t>(p / 100 * samples.size()));
+    out.emplace_back(p, samples[i]);
+  }
+  return out;
 }
 void add_recompile_cause(const std::string& cause) {
   Registry& r = registry();
@@ -80,22 +111,15 @@ std::string report_json() {
   j["counters"] = nlohmann::json::object();
   for (const auto& [k, v] : r.counters) j["counters"][k] = v;
   j["timers"] = nlohmann::json::object();
-  for (const auto& [k, t] : r.timers)
-    j["timers"][k] = {{"total_ns", t.total_ns}, {"count", t.count}};
+  for (const auto& [k, t] : r.timers) {
+    nlohmann::json pct = nlohmann::json::object();
+    for (const auto& [p, v] : percentiles(t.window)) pct[percentile_key(p)] = v;
+    j["timers"][k] = {{"total_ns", t.total_ns}, {"count", t.count}, {"percentiles", pct}};
+  }
   j["recompile_causes"] = r.causes;
   return j.dump(2);
 }
 
-std::string report() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  std::ostringstream out;
-  for (const auto& [k, v] : r.counters) out << "Counter: " << k << " = " << v << "\n";
-  for (const auto& [k, t] : r.timers)
-    out << "Metric: " << k << " total=" << double(t.total_ns) / 1e6 << "ms count=" << t.count
-        << "\n";
-  for (const auto& c : r.causes) out << "Recompile: " << c << "\n";
-  return out.str();
-}
+std::string report() { return format_report(report_json()); }
 
 }  // namespace loom::metrics

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "loom/lazy.h"
+#include "loom/tensorboard.h"
 #include "train/checkpoint_files.h"
 #include "train/trainer_impl.h"
 
@@ -64,6 +65,9 @@ Trainer::Trainer(std::shared_ptr<PretrainedModel> model, TrainingArguments args,
   m.model->to(m.device);
   m.flos_params = non_embedding_parameters(*m.model);
   m.callbacks.push_back(std::make_shared<DefaultFlowCallback>());
+  // transformers' reporting integrations come after the default callbacks.
+  if (m.args.reports_to("tensorboard"))
+    m.callbacks.push_back(std::make_shared<TensorBoardCallback>());
   for (auto& cb : m.options.callbacks) add_callback(cb);
   const bool tty = ::isatty(::fileno(stderr)) != 0;
   if (tty && !m.args.disable_tqdm.value_or(false)) {

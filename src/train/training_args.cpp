@@ -71,6 +71,10 @@ const std::vector<Field>& field_table() {
        "Replace NaN/inf step losses by the running mean when logging (cpu)."},
       {"disable_tqdm", &TA::disable_tqdm,
        "Plain log lines instead of a progress bar (default: bar on a terminal)."},
+      {"report_to", &TA::report_to,
+       "Report the run to: tensorboard, all (= tensorboard) or none (comma-separated)."},
+      {"logging_dir", &TA::logging_dir,
+       "TensorBoard log directory (default: output_dir/runs/<date>_<host>)."},
       {"eval_strategy", &TA::eval_strategy, "When to evaluate: no, steps, epoch."},
       {"eval_steps", &TA::eval_steps, "Evaluate every N steps (default: logging_steps)."},
       {"eval_delay", &TA::eval_delay, "No evaluation before this many steps/epochs."},
@@ -246,6 +250,12 @@ TrainingArguments TrainingArguments::from_json(const std::string& text, const st
       args.set(key, value.get<std::string>());
     } else if (value.is_boolean() || value.is_number()) {
       args.set(key, value.is_number_float() ? format_double(value.get<double>()) : value.dump());
+    } else if (value.is_array() && std::all_of(value.begin(), value.end(),
+                                               [](const auto& v) { return v.is_string(); })) {
+      // transformers writes report_to as a list (["tensorboard"]): comma-joined.
+      std::string joined;
+      for (const auto& v : value) joined += (joined.empty() ? "" : ",") + v.get<std::string>();
+      args.set(key, joined.empty() ? "none" : joined);  // [] = no integration
     } else {
       fail("[TrainingArguments] ", where, ": ", key, ": expected a number, bool, string or null");
     }

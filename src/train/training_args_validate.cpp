@@ -5,7 +5,11 @@
 // argument: "[TrainingArguments] <name>: ...".
 #include <algorithm>
 #include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
 
+#include "core/host_name.h"
 #include "loom/dataloader.h"
 #include "loom/device.h"
 #include "loom/error.h"
@@ -165,7 +169,51 @@ void validate_misc(const TrainingArguments& a) {
   }
 }
 
+// report_to's comma-separated entries, blanks trimmed ("" gives none).
+std::vector<std::string> report_to_entries(const std::string& report_to) {
+  std::vector<std::string> out;
+  std::stringstream in(report_to);
+  for (std::string item; std::getline(in, item, ',');) {
+    const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+// transformers' report_to values loom accepts; its other integrations are
+// named in the error so a copied HF command line fails clearly.
+void validate_report_to(const TrainingArguments& a) {
+  const std::vector<std::string> items = report_to_entries(a.report_to);
+  LOOM_CHECK(!items.empty(), "[TrainingArguments] report_to: must name tensorboard, all or none");
+  for (const std::string& item : items) {
+    if (item == "tensorboard" || item == "all" || item == "none") continue;
+    fail("[TrainingArguments] report_to: '", item,
+         "' is not available in loom (use tensorboard, all or none)");
+  }
+  LOOM_CHECK(items.size() == 1 || std::find(items.begin(), items.end(), "none") == items.end(),
+             "[TrainingArguments] report_to: 'none' cannot be combined with other values, got '",
+             a.report_to, "'");
+  if (a.logging_dir)
+    LOOM_CHECK(!a.logging_dir->empty(), "[TrainingArguments] logging_dir: must not be empty");
+}
+
+// transformers' default_logdir(): runs/<%b%d_%H-%M-%S>_<hostname>, local time.
+std::string default_logdir() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%b%d_%H-%M-%S", &local);
+  return (std::filesystem::path("runs") / (std::string(stamp) + "_" + host_name())).string();
+}
+
 }  // namespace
+
+bool TrainingArguments::reports_to(const std::string& integration) const {
+  for (const std::string& item : report_to_entries(report_to))
+    if (item == integration || item == "all") return true;
+  return false;
+}
 
 void TrainingArguments::validate() {
   // Derived defaults (transformers' __post_init__, "Auto-derived Values").
@@ -181,6 +229,8 @@ void TrainingArguments::validate() {
     const std::string& m = *metric_for_best_model;
     greater_is_better = !(m.size() >= 4 && m.compare(m.size() - 4, 4, "loss") == 0);
   }
+  if (!logging_dir) logging_dir = (std::filesystem::path(output_dir) / default_logdir()).string();
+  validate_report_to(*this);
   validate_misc(*this);
   validate_batches(*this);
   validate_optimizer(*this);

@@ -86,7 +86,7 @@ TEST(LoomCliSubcommand, UnknownIsOneErrorLineWithSuggestion) {
   EXPECT_EQ(typo.exit_code, 1);
   EXPECT_EQ(typo.err,
             "loom: error: unknown subcommand 'trian' (did you mean 'train'?; subcommands: info, "
-            "generate, inspect, tokenize, train, evaluate)\n");
+            "generate, inspect, plot, tokenize, train, evaluate)\n");
   testing::CliResult far = testing::run_loom_cli(dir, {"frobnicate"});
   EXPECT_EQ(far.exit_code, 1);
   EXPECT_EQ(testing::count_cli_lines(far.err), 1) << far.err;

@@ -27,8 +27,12 @@ void add_info_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 
 /// `loom inspect PATH`: tensor names, dtypes, shapes and parameter count of a
-/// .safetensors file, model directory or checkpoint (+ its training state).
+/// .safetensors file, model directory or checkpoint (+ its training state),
+/// and the metrics report of a run's lazy_metrics.json.
 void add_inspect_command(CLI::App& app);
+
+/// `loom plot OUTPUT_DIR`: training_curves.svg (+ .png) of a run (plot.cpp).
+void add_plot_command(CLI::App& app);
 
 /// `loom tokenize`: one JSON array of ids per JSON-string line of a file.
 void add_tokenize_command(CLI::App& app);

@@ -5,13 +5,18 @@
 // plus trainer_state.json). Prints each tensor's name, dtype and shape, the
 // tensor count and the total parameter count (elements over all tensors:
 // tied weights are stored once); for a checkpoint also global_step, epoch,
-// best_metric, best_model_checkpoint and the last log_history entry.
+// best_metric, best_model_checkpoint and the last log_history entry. A
+// directory holding lazy_metrics.json (a `loom train` output_dir), or that
+// file itself, also gets the metrics report: timers with count, total, mean
+// and percentiles and counters as PyTorch/XLA's metrics_report() prints
+// them, then each recompile's cause.
 // Assumes files are read-only here: they are memory-mapped, never written.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +27,7 @@
 #include "io/json_parse.h"
 #include "io/pretrained_files.h"
 #include "loom/error.h"
+#include "loom/metrics.h"
 #include "loom/safetensors.h"
 #include "unknown_flags.h"
 
@@ -38,6 +44,8 @@ struct Row {
 Row row_of(const safetensors::TensorInfo& info) {
   return {info.name, safetensors::dtype_code(info.dtype), to_string(info.shape), numel(info.shape)};
 }
+
+void print_weights(const std::string& dir);
 
 void print_rows(const std::vector<Row>& rows) {
   size_t width = 4;
@@ -76,7 +84,27 @@ void print_trainer_state(const std::string& path) {
     std::cout << "  log_history[-1]: none\n";
 }
 
+// lazy_metrics.json as PyTorch/XLA's metrics_report() (loom::metrics::format_report).
+void print_metrics_report(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("[inspect] cannot open ", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::cout << "lazy_metrics.json:\n" << metrics::format_report(text.str(), path);
+}
+
 void inspect_directory(const std::string& dir) {
+  const fs::path d = dir;
+  const std::string metrics_file = (d / "lazy_metrics.json").string();
+  const bool has_weights =
+      fs::exists(d / io::kWeightsFile) || fs::exists(d / io::kWeightsIndexFile);
+  if (has_weights || !fs::exists(metrics_file)) print_weights(dir);
+  std::string state = (d / "trainer_state.json").string();
+  if (fs::exists(state)) print_trainer_state(state);
+  if (fs::exists(metrics_file)) print_metrics_report(metrics_file);
+}
+
+void print_weights(const std::string& dir) {
   io::PretrainedWeights weights = io::PretrainedWeights::open(dir);
   std::cout << dir << ": ";
   if (weights.files().size() == 1)
@@ -86,8 +114,6 @@ void inspect_directory(const std::string& dir) {
   std::vector<Row> rows;
   for (const auto& e : weights.entries()) rows.push_back(row_of(*e.info));
   print_rows(rows);
-  std::string state = (fs::path(dir) / "trainer_state.json").string();
-  if (fs::exists(state)) print_trainer_state(state);
 }
 
 void run_inspect(const std::string& path) {
@@ -96,6 +122,7 @@ void run_inspect(const std::string& path) {
   fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) fail("[inspect] ", path, ": no such file or directory");
   if (fs::is_directory(st)) return inspect_directory(path);
+  if (fs::path(path).extension() == ".json") return print_metrics_report(path);
   safetensors::File file = safetensors::File::open(path);
   std::cout << path << ":\n";
   std::vector<Row> rows;
@@ -110,8 +137,12 @@ void run_inspect(const std::string& path) {
 void add_inspect_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
-      "inspect", "List the tensors of a .safetensors file, model directory or checkpoint");
-  cmd->add_option("path", *path, "A .safetensors file, a model directory or a checkpoint");
+      "inspect",
+      "List the tensors of a .safetensors file, model directory or checkpoint, and the metrics "
+      "report of a run (lazy_metrics.json)");
+  cmd->add_option("path", *path,
+                  "A .safetensors file, a model directory, a checkpoint, a `loom train` "
+                  "output_dir or a lazy_metrics.json");
   cmd->allow_extras();
   cmd->callback([path, cmd] {
     check_unknown_flags(*cmd, "inspect");

@@ -22,9 +22,10 @@ namespace {
 
 // Every subcommand, in the order `loom --help` lists them.
 constexpr loom::cli::AddCommand kCommands[] = {
-    loom::cli::add_info_command,    loom::cli::add_generate_command,
-    loom::cli::add_inspect_command, loom::cli::add_tokenize_command,
-    loom::cli::add_train_command,   loom::cli::add_evaluate_command,
+    loom::cli::add_info_command,     loom::cli::add_generate_command,
+    loom::cli::add_inspect_command,  loom::cli::add_plot_command,
+    loom::cli::add_tokenize_command, loom::cli::add_train_command,
+    loom::cli::add_evaluate_command,
 };
 
 // For `loom frobnicate` (CLI11 would say "The following argument was not

@@ -3,7 +3,9 @@
 // a --config JSON file), builds the tokenizer, model and datasets
 // (job.h), trains with loom::Trainer, saves the model, and writes
 // transformers' results files (train_results.json, eval_results.json,
-// all_results.json, trainer_state.json) plus lazy_metrics.json to output_dir.
+// all_results.json, trainer_state.json) plus lazy_metrics.json to output_dir;
+// with report_to tensorboard/all (the default) also training_curves.svg/.png
+// (plot.h), next to the event files the Trainer wrote in logging_dir.
 // Assumes main() turns a loom::Error into one "loom: error: ..." line.
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +20,7 @@
 #include "job_args.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
+#include "plot.h"
 #include "train/output_dir_lock.h"
 
 namespace loom::cli {
@@ -121,6 +124,11 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   }
   write_metrics_json((dir / "all_results.json").string(), all);
   write_text((dir / "lazy_metrics.json").string(), metrics::report_json());
+  if (args.reports_to("tensorboard")) {
+    for (const std::string& f : write_run_plots(args.output_dir))
+      std::printf("wrote %s\n", f.c_str());
+    std::printf("TensorBoard event files in %s\n", args.logging_dir->c_str());
+  }
 }
 
 }  // namespace
