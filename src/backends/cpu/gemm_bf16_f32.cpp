@@ -13,7 +13,9 @@
 #include "core/parallel.h"
 
 namespace loom::backends::cpu {
-namespace {
+// Named, so that a unity batch with gemm.cpp (its own Key, Entry, engine())
+// sees no redefinition.
+namespace bf16_f32 {
 
 using dnnl::memory;
 
@@ -64,14 +66,16 @@ std::shared_ptr<Entry> lookup(int64_t m, int64_t n, int64_t k, bool ta, bool tb,
   return cache[key] = create(m, n, k, ta, tb, acc);
 }
 
-}  // namespace
+}  // namespace bf16_f32
 
 bool gemm_bf16_f32(int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, const void* a,
                    const void* b, float* c, bool accumulate) {
-  std::shared_ptr<Entry> e = lookup(m, n, k, trans_a, trans_b, accumulate);
+  using bf16_f32::engine;
+  std::shared_ptr<bf16_f32::Entry> e = bf16_f32::lookup(m, n, k, trans_a, trans_b, accumulate);
   if (!e->native) return false;
   sync_omp_threads();
   static thread_local dnnl::stream stream(engine());
+  using dnnl::memory;
   memory ma(e->a_md, engine(), const_cast<void*>(a));
   memory mb(e->b_md, engine(), const_cast<void*>(b));
   memory mc(e->c_md, engine(), c);
