@@ -27,7 +27,9 @@
 #include "ops/infer.h"
 
 namespace loom::compiler {
-namespace {
+// Named (not anonymous): in a unity batch, fused_reduce_test.cpp's and
+// decompose_test.cpp's helpers (Step, run_graph) share the anonymous namespace.
+namespace fused_ce_test {
 
 using cpu_test::Operand;
 
@@ -381,5 +383,5 @@ TEST(FusedCrossEntropyLazy, Gpt2FixtureStepMatchesEager) {
   expect_step_close(lz, eager, "gpt2 lazy vs eager");
 }
 
-}  // namespace
+}  // namespace fused_ce_test
 }  // namespace loom::compiler
