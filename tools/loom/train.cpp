@@ -125,8 +125,14 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   write_metrics_json((dir / "all_results.json").string(), all);
   write_text((dir / "lazy_metrics.json").string(), metrics::report_json());
   if (args.reports_to("tensorboard")) {
-    for (const std::string& f : write_run_plots(args.output_dir))
-      std::printf("wrote %s\n", f.c_str());
+    // The model is saved by now: a run with nothing to plot (no logging
+    // step reached) warns instead of failing the whole job.
+    try {
+      for (const std::string& f : write_run_plots(args.output_dir))
+        std::printf("wrote %s\n", f.c_str());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "loom: warning: training curves not written: %s\n", e.what());
+    }
     std::printf("TensorBoard event files in %s\n", args.logging_dir->c_str());
   }
 }
