@@ -9,7 +9,12 @@
 //                   --batch_size 4 --threads 2 --steps 3 --warmup 1   (one line)
 //
 // Other flags: --dropout (0.1, GPT-2's), --loom_eager 0 / --peer 0 / --compile 0
-// skip a column. Random weights and token ids (vocab 50257), the same batch
+// skip a column. --llama 1 times a Llama-style LlamaForCausalLM instead
+// (hidden n_embd, n_head heads, --n_kv_head key/value heads (grouped-query
+// attention; 0 = n_head), SwiGLU width 8/3 n_embd rounded up to 64, RMSNorm,
+// rotary, untied head, no dropout), against transformers' LlamaForCausalLM:
+//   bench_gpt2_step --llama 1 --n_layer 12 --n_embd 768 --n_head 12 --n_kv_head 4 ... Random
+//   weights and token ids (vocab 50257), the same batch
 // every step, train mode. Each step waits for its results (lazy::wait()) before
 // its time is taken, so ms/step is the latency of a whole step; the median over
 // --steps after --warmup is printed, with the process CPU time per step beside
@@ -46,6 +51,7 @@
 
 #include "loom/gpt2.h"
 #include "loom/lazy.h"
+#include "loom/llama.h"
 #include "loom/metrics.h"
 #include "loom/optim.h"
 #include "loom/parallel.h"
@@ -57,10 +63,10 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::map<std::string, int> ints = {{"n_layer", 2},     {"n_embd", 128},   {"n_head", 4},
-                                     {"block_size", 64}, {"batch_size", 4}, {"threads", 2},
-                                     {"steps", 5},       {"warmup", 2},     {"loom_eager", 1},
-                                     {"peer", 1},        {"compile", 1}};
+  std::map<std::string, int> ints = {
+      {"n_layer", 2}, {"n_embd", 128}, {"n_head", 4},   {"block_size", 64}, {"batch_size", 4},
+      {"threads", 2}, {"steps", 5},    {"warmup", 2},   {"loom_eager", 1},  {"peer", 1},
+      {"compile", 1}, {"llama", 0},    {"n_kv_head", 0}};
   double dropout = 0.1;
   int get(const std::string& k) const { return ints.at(k); }
 };
@@ -145,11 +151,29 @@ loom::GPT2Config make_config(const Options& o) {
   return cfg;
 }
 
+// The Llama-style model of --llama 1 (the peer builds the same one).
+loom::LlamaConfig make_llama_config(const Options& o) {
+  loom::LlamaConfig cfg;
+  cfg.vocab_size = 50257;
+  cfg.max_position_embeddings = std::max(1024, o.get("block_size"));
+  cfg.num_hidden_layers = o.get("n_layer");
+  cfg.hidden_size = o.get("n_embd");
+  cfg.num_attention_heads = o.get("n_head");
+  cfg.num_key_value_heads = o.get("n_kv_head") > 0 ? o.get("n_kv_head") : o.get("n_head");
+  cfg.intermediate_size = (8 * o.get("n_embd") / 3 + 63) / 64 * 64;
+  return cfg;
+}
+
+std::shared_ptr<loom::CausalLM> make_model(const Options& o) {
+  if (o.get("llama")) return std::make_shared<loom::LlamaForCausalLM>(make_llama_config(o));
+  return std::make_shared<loom::GPT2LMHeadModel>(make_config(o));
+}
+
 // Times warmup + steps training steps of a fresh model on `dev`.
 Result run_loom(const Options& o, const loom::Device& dev, const std::string& name) {
   reset_peak_rss();
   loom::manual_seed(0);
-  auto model = std::make_shared<loom::GPT2LMHeadModel>(make_config(o));
+  std::shared_ptr<loom::CausalLM> model = make_model(o);
   model->train();
   model->to(dev);
   loom::optim::AdamW opt(loom::optim::weight_decay_groups(model->named_parameters(), 0.01),
@@ -210,8 +234,8 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
       "OMP_NUM_THREADS=" +
       n + " MKL_NUM_THREADS=" + n + " python3 '" + repo_root() +
       "/bench/gpt2_step_peer.py' --mode " + mode;
-  for (const char* k :
-       {"n_layer", "n_embd", "n_head", "block_size", "batch_size", "threads", "steps", "warmup"}) {
+  for (const char* k : {"n_layer", "n_embd", "n_head", "block_size", "batch_size", "threads",
+                        "steps", "warmup", "llama", "n_kv_head"}) {
     cmd += std::string(" --") + k + " " + std::to_string(o.get(k));
   }
   cmd += " --dropout " + std::to_string(o.dropout) + " 2>&1";

@@ -3,10 +3,11 @@
 // transformers' model.generate ids (tools/make_llama_fixtures.py) with and
 // without the StaticCache, on cpu and lazy (two graphs); LlamaConfig reads
 // both rope forms and rejects what loom does not implement; save_pretrained
-// writes transformers' keys and reloads to the same logits; the model
+// writes transformers' keys (also sharded) and reloads to the same logits; the model
 // registry finds every class.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -139,6 +140,19 @@ TEST(LlamaModel, SavePretrainedRoundTrip) {
     in.input_ids = tensor_i64({3, 17, 42, 8}, {1, 4});
     EXPECT_TRUE(testing::all_close(back->forward(in).logits, model->forward(in).logits, 0, 0));
   }
+}
+
+// Sharded checkpoints (transformers' max_shard_size, model.safetensors.index.json).
+TEST(LlamaModel, ShardedSaveAndLoad) {
+  auto model = LlamaForCausalLM::from_pretrained(testing::model_fixture("llama"));
+  testing::TempDir dir;
+  model->save_pretrained(dir.str(), /*max_shard_size=*/30'000);
+  ASSERT_TRUE(std::filesystem::exists(dir.sub("model.safetensors.index.json")));
+  EXPECT_FALSE(std::filesystem::exists(dir.sub("model.safetensors")));
+  auto back = LlamaForCausalLM::from_pretrained(dir.str(), {}, {.strict = true});
+  ModelInputs in;
+  in.input_ids = tensor_i64({3, 17, 42, 8}, {1, 4});
+  EXPECT_TRUE(testing::all_close(back->forward(in).logits, model->forward(in).logits, 0, 0));
 }
 
 TEST(ModelRegistry, FindsEveryClassByTaskAndName) {
