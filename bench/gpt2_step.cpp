@@ -299,6 +299,10 @@ int main(int argc, char** argv) {
       "threads=%d steps=%d warmup=%d dropout=%.2f (median ms/step after warm-up)\n",
       o.get("n_layer"), o.get("n_embd"), o.get("n_head"), o.get("block_size"), o.get("batch_size"),
       o.get("threads"), o.get("steps"), o.get("warmup"), o.dropout);
+  if (o.get("llama"))
+    std::printf("model: LlamaForCausalLM, n_kv_head=%d, intermediate=%lld, no dropout\n",
+                o.get("n_kv_head") > 0 ? o.get("n_kv_head") : o.get("n_head"),
+                static_cast<long long>(make_llama_config(o).intermediate_size));
   std::vector<Result> rs;
   if (o.get("loom_eager")) rs.push_back(run_loom(o, loom::Device("cpu"), "loom cpu (eager)"));
   loom::metrics::reset();
