@@ -33,7 +33,7 @@ class LlamaModel : public PretrainedModel {
   /// transformers does (Linear/Embedding normal(0, initializer_range), biases
   /// 0, RMSNorm weights 1) unless inside nn::NoInitGuard. Training mode.
   explicit LlamaModel(const LlamaConfig& config);
-  std::string type_name() const override { return "LlamaModel"; }
+  std::string type_name() const override { return architecture(); }
 
   /// input_ids [B,T], attention_mask [B,T] (0 = padding key), position_ids
   /// [B,T] or [1,T] (arange(T) when absent; they drive the rotary angles).
@@ -48,7 +48,10 @@ class LlamaModel : public PretrainedModel {
                         const Tensor& cache_position);
   StaticCache new_static_cache(int64_t batch_size, int64_t max_cache_len) const;
 
-  std::string architecture() const override { return "LlamaModel"; }
+  /// "Qwen2Model" for model_type "qwen2", else "LlamaModel".
+  std::string architecture() const override {
+    return config_.model_type == "qwen2" ? "Qwen2Model" : "LlamaModel";
+  }
   std::string base_model_prefix() const override { return "model"; }
   bool is_base_model() const override { return true; }
   std::string config_json() const override;

@@ -7,6 +7,7 @@
 // registry finds every class.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -139,6 +140,47 @@ TEST(LlamaModel, SavePretrainedRoundTrip) {
     ModelInputs in;
     in.input_ids = tensor_i64({3, 17, 42, 8}, {1, 4});
     EXPECT_TRUE(testing::all_close(back->forward(in).logits, model->forward(in).logits, 0, 0));
+  }
+}
+
+// The base model saves under its own architecture name and loads back.
+TEST(LlamaModel, BaseModelRoundTripKeepsItsArchitecture) {
+  auto lm = LlamaForCausalLM::from_pretrained(testing::model_fixture("qwen2"));
+  LlamaModel base(lm->config());
+  EXPECT_EQ(base.architecture(), "Qwen2Model");
+  testing::TempDir dir;
+  base.save_pretrained(dir.str());
+  auto back = auto_from_pretrained(dir.str(), {}, {.strict = true});
+  EXPECT_EQ(back->architecture(), "Qwen2Model");
+  EXPECT_TRUE(back->is_base_model());
+}
+
+// transformers' _init_weights: Linear/Embedding normal(0, initializer_range),
+// biases 0, RMSNorm weights 1.
+TEST(LlamaModel, RandomInitFollowsTransformers) {
+  manual_seed(3);
+  LlamaConfig c = LlamaConfig::qwen2();
+  c.vocab_size = 512;
+  c.hidden_size = 64;
+  c.intermediate_size = 128;
+  c.num_hidden_layers = 1;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.initializer_range = 0.05;
+  LlamaForCausalLM model(c);
+  for (const auto& [name, p] : model.named_parameters()) {
+    std::vector<double> v = p.to_vector<double>();
+    double sum = 0, sq = 0;
+    for (double x : v) sum += x, sq += x * x;
+    double mean = sum / v.size(), std = std::sqrt(sq / v.size() - mean * mean);
+    if (name.find("norm") != std::string::npos) {
+      EXPECT_EQ(v, std::vector<double>(v.size(), 1.0)) << name;
+    } else if (name.find("bias") != std::string::npos) {
+      EXPECT_EQ(v, std::vector<double>(v.size(), 0.0)) << name;
+    } else {
+      EXPECT_NEAR(std, 0.05, 0.01) << name;
+      EXPECT_NEAR(mean, 0.0, 0.01) << name;
+    }
   }
 }
 
