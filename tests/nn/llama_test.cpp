@@ -103,6 +103,9 @@ TEST(LlamaConfig, ReadsLegacyRopeThetaAndRopeScaling) {
   std::string text = c.to_json_string();
   EXPECT_EQ(text.find("rope_parameters"), std::string::npos) << text;
   EXPECT_EQ(text.find("attention_bias"), std::string::npos) << "Qwen2 has no such field";
+  // A derived head_dim is left out (transformers would read null as None).
+  EXPECT_EQ(text.find("head_dim"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"num_key_value_heads\": 4"), std::string::npos) << text;
 }
 
 TEST(LlamaConfig, RejectsWhatLoomDoesNotImplement) {

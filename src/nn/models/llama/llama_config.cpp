@@ -175,6 +175,10 @@ std::string LlamaConfig::to_json_string() const {
   LOOM_LLAMA_FIELDS(LOOM_WRITE)
 #undef LOOM_WRITE
   if (model_type == "qwen2") j.erase("attention_bias");  // structural in Qwen2
+  // transformers reads a null head_dim as None (Qwen2Attention then fails):
+  // leave it out when it is derived; write the key/value head count resolved.
+  if (!head_dim) j.erase("head_dim");
+  j["num_key_value_heads"] = kv_heads();
   if (rope_parameters_form) {
     json rope = rope_json(rope_scaling);
     rope["rope_theta"] = rope_theta;
