@@ -37,7 +37,7 @@ def parse_args():
     p.add_argument("--mode", choices=["eager", "compile"], default="eager")
     for name, default in [("n_layer", 2), ("n_embd", 128), ("n_head", 4), ("block_size", 64),
                           ("batch_size", 4), ("threads", 2), ("steps", 5), ("warmup", 2),
-                          ("bf16", 0)]:
+                          ("bf16", 0), ("llama", 0), ("n_kv_head", 0)]:
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--dropout", type=float, default=0.1)
     return p.parse_args()
@@ -95,17 +95,30 @@ def print_gemm_info(c):
     sys.stdout.flush()
 
 
+def make_llama():
+    """bench/gpt2_step.cpp's make_llama_config: the same Llama-style model."""
+    cfg = transformers.LlamaConfig(
+        vocab_size=50257, max_position_embeddings=max(1024, ARGS.block_size),
+        hidden_size=ARGS.n_embd, num_hidden_layers=ARGS.n_layer, num_attention_heads=ARGS.n_head,
+        num_key_value_heads=ARGS.n_kv_head or ARGS.n_head,
+        intermediate_size=(8 * ARGS.n_embd // 3 + 63) // 64 * 64, attn_implementation="sdpa")
+    return transformers.LlamaForCausalLM(cfg)
+
+
 def make_model():
-    cfg = transformers.GPT2Config(
-        vocab_size=50257, n_positions=max(1024, ARGS.block_size), n_embd=ARGS.n_embd,
-        n_layer=ARGS.n_layer, n_head=ARGS.n_head, resid_pdrop=ARGS.dropout,
-        embd_pdrop=ARGS.dropout, attn_pdrop=ARGS.dropout, attn_implementation="sdpa")
-    model = transformers.GPT2LMHeadModel(cfg)
+    if ARGS.llama:
+        model = make_llama()
+    else:
+        cfg = transformers.GPT2Config(
+            vocab_size=50257, n_positions=max(1024, ARGS.block_size), n_embd=ARGS.n_embd,
+            n_layer=ARGS.n_layer, n_head=ARGS.n_head, resid_pdrop=ARGS.dropout,
+            embd_pdrop=ARGS.dropout, attn_pdrop=ARGS.dropout, attn_implementation="sdpa")
+        model = transformers.GPT2LMHeadModel(cfg)
     model.train()
     decay, no_decay = [], []
     for name, p in model.named_parameters():
         low = name.lower()
-        (no_decay if ("bias" in low or ".ln_" in low) else decay).append(p)
+        (no_decay if ("bias" in low or ".ln_" in low or "norm" in low) else decay).append(p)
     groups = [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}]
     try:
         opt = torch.optim.AdamW(groups, lr=1e-4, fused=True)

@@ -10,7 +10,7 @@ Assumes PyPI torch + transformers and a built loom_tests binary.
 Steps: runs `<build>/loom_tests --gtest_filter=ModelRoundTrip.SaveForTransformers`
 with LOOM_ROUNDTRIP_DIR set to a temporary directory (tests/nn/roundtrip_test.cpp:
 loom loads each fixture of tests/fixtures/models, trains it one SGD step on the
-lazy device, saves it with save_pretrained — GPT-2 also in 50 KB shards — and
+lazy device, saves it with save_pretrained — GPT-2 and Llama also in 50 KB shards — and
 writes its logits for the golden inputs as loom_logits.safetensors). Then, for
 each saved directory, transformers' from_pretrained (the class named in
 config.json, eager attention, eval mode) runs the same inputs; the largest
@@ -31,7 +31,8 @@ from safetensors.torch import load_file
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 RESULT = FIXTURES / "roundtrip_result.txt"
-MODELS = {"gpt2": "gpt2", "gpt2_sharded": "gpt2", "bert": "bert", "bert_seqcls": "bert_seqcls"}
+MODELS = {"gpt2": "gpt2", "gpt2_sharded": "gpt2", "bert": "bert", "bert_seqcls": "bert_seqcls",
+          "llama": "llama", "llama_sharded": "llama", "qwen2": "qwen2"}
 
 
 def check(saved, golden_dir):

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "loom/models.h"
+#include "loom/pretrained_model.h"
 
 namespace loom {
 

@@ -1,9 +1,8 @@
-// Text generation with a causal LM (transformers' GenerationMixin.generate,
-// greedy search and multinomial sampling), on token ids. With use_cache the
-// model runs the prompt once and then one token per step over a
-// StaticCache (loom/kv_cache.h), so the lazy device compiles at most two
-// graphs per call; without it every step recomputes the whole sequence (the
-// reference path). Sampling follows transformers' logits warpers
+// Text generation with any CausalLM (loom/causal_lm.h: GPT-2, Llama, Qwen2, ...) (transformers'
+// GenerationMixin.generate, greedy search and multinomial sampling), on token ids. With use_cache
+// the model runs the prompt once and then one token per step over a StaticCache (loom/kv_cache.h),
+// so the lazy device compiles at most two graphs per call; without it every step recomputes the
+// whole sequence (the reference path). Sampling follows transformers' logits warpers
 // (generation/logits_process.py): TemperatureLogitsWarper, then
 // TopKLogitsWarper, then TopPLogitsWarper, then a draw from the softmax.
 //
@@ -20,7 +19,7 @@
 #include <optional>
 #include <span>
 
-#include "loom/gpt2.h"
+#include "loom/causal_lm.h"
 
 namespace loom {
 
@@ -61,9 +60,8 @@ struct GenerateOutput {
 /// every step ends with lazy::mark_step(), which also syncs any other
 /// pending lazy tensor of the caller. Throws loom::Error
 /// "[generate] ..." for a bad config, bad input_ids, or T + max_new_tokens >
-/// n_positions; errors of the model's forward pass pass through.
-GenerateOutput generate(GPT2LMHeadModel& model, const Tensor& input_ids,
-                        const GenerationConfig& config);
+/// model.max_positions(); errors of the model's forward pass pass through.
+GenerateOutput generate(CausalLM& model, const Tensor& input_ids, const GenerationConfig& config);
 
 /// Applies, in place, transformers' sampling warpers to one row of logits
 /// [V]: divide by temperature; top-k keeps every logit >= the k-th largest

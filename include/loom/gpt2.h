@@ -12,8 +12,7 @@
 
 #include <memory>
 
-#include "loom/kv_cache.h"
-#include "loom/models.h"
+#include "loom/causal_lm.h"
 
 namespace loom {
 
@@ -84,7 +83,7 @@ class GPT2Model : public PretrainedModel {
 /// transformer.wte.weight unless config.tie_word_embeddings is false).
 /// With labels, loss = cross_entropy(logits[:, t], labels[:, t+1]) averaged
 /// over labels != -100 (transformers' ForCausalLMLoss).
-class GPT2LMHeadModel : public PretrainedModel {
+class GPT2LMHeadModel : public CausalLM {
  public:
   using Config = GPT2Config;
   explicit GPT2LMHeadModel(const GPT2Config& config);
@@ -98,10 +97,13 @@ class GPT2LMHeadModel : public PretrainedModel {
   /// logits [B, min(S, logits_to_keep) or S, vocab_size]. Throws loom::Error
   /// as GPT2Model::forward_with_cache, or for logits_to_keep < 0.
   ModelOutput forward_with_cache(const Tensor& input_ids, const Tensor& cache_position,
-                                 StaticCache& cache, int64_t logits_to_keep = 0);
-  StaticCache new_static_cache(int64_t batch_size, int64_t max_cache_len) const {
+                                 StaticCache& cache, int64_t logits_to_keep = 0) override;
+  StaticCache new_static_cache(int64_t batch_size, int64_t max_cache_len) const override {
     return transformer_->new_static_cache(batch_size, max_cache_len);
   }
+  int64_t vocab_size() const override { return config().vocab_size; }
+  int64_t max_positions() const override { return config().n_positions; }
+  const PretrainedConfig& pretrained_config() const override { return config(); }
 
   std::string architecture() const override { return "GPT2LMHeadModel"; }
   std::string base_model_prefix() const override { return "transformer"; }
@@ -125,10 +127,5 @@ class GPT2LMHeadModel : public PretrainedModel {
   std::shared_ptr<GPT2Model> transformer_;
   std::shared_ptr<nn::Linear> lm_head_;
 };
-
-/// transformers' causal-LM loss: labels [B,T] shifted left by one (the last
-/// position gets -100), cross-entropy against logits [B,T,V], mean over
-/// labels != -100.
-Tensor causal_lm_loss(const Tensor& logits, const Tensor& labels);
 
 }  // namespace loom

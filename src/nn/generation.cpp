@@ -1,5 +1,5 @@
 // loom::generate (loom/generation.h): greedy search and multinomial sampling
-// for GPT-2, after transformers' GenerationMixin._sample. Each step reads the
+// for any CausalLM, after transformers' GenerationMixin._sample. Each step reads the
 // last position's logits [B,V] to the host and picks the next tokens there
 // (argmax, or the logits warpers of transformers' generation/logits_process.py
 // and one uniform draw per row), so the device graph never depends on the
@@ -122,7 +122,7 @@ std::vector<float> host_logits(const Tensor& logits) {
 // time; without it, the whole sequence every time. Returns logits [B,1,V].
 class Stepper {
  public:
-  Stepper(GPT2LMHeadModel& model, int64_t batch, int64_t max_len, bool use_cache)
+  Stepper(CausalLM& model, int64_t batch, int64_t max_len, bool use_cache)
       : model_(model), device_(model.device()) {
     if (use_cache) cache_.emplace(model.new_static_cache(batch, max_len));
   }
@@ -146,7 +146,7 @@ class Stepper {
   }
 
  private:
-  GPT2LMHeadModel& model_;
+  CausalLM& model_;
   Device device_;
   std::optional<StaticCache> cache_;
 };
@@ -167,15 +167,15 @@ std::vector<std::vector<int64_t>> prompt_rows(const Tensor& input_ids) {
 
 }  // namespace
 
-GenerateOutput generate(GPT2LMHeadModel& model, const Tensor& input_ids,
-                        const GenerationConfig& config) {
+GenerateOutput generate(CausalLM& model, const Tensor& input_ids, const GenerationConfig& config) {
   config.validate();
   std::vector<std::vector<int64_t>> seqs = prompt_rows(input_ids);
   int64_t b = static_cast<int64_t>(seqs.size()), t0 = static_cast<int64_t>(seqs[0].size());
-  int64_t v = model.config().vocab_size, n_max = config.max_new_tokens;
+  int64_t v = model.vocab_size(), n_max = config.max_new_tokens;
   // Written as a difference: t0 + n_max would overflow for n_max near 2^63.
-  LOOM_CHECK(n_max <= model.config().n_positions - t0, "[generate] prompt length ", t0,
-             " + max_new_tokens ", n_max, " exceeds n_positions ", model.config().n_positions);
+  LOOM_CHECK(n_max <= model.max_positions() - t0, "[generate] prompt length ", t0,
+             " + max_new_tokens ", n_max, " exceeds the model's ", model.max_positions(),
+             " positions");
   std::optional<int64_t> pad = config.pad_token_id ? config.pad_token_id : config.eos_token_id;
   GenerateOutput out;
   if (n_max == 0) {

@@ -2,14 +2,17 @@
 // model-level rules on top of io/pretrained_files.h — key renaming (old
 // LayerNorm.gamma/beta; adding or stripping the base-model prefix as
 // transformers does), tied weights stored once, missing keys initialized,
-// unexpected keys ignored — and the class registry of auto_from_pretrained.
+// unexpected keys ignored — and auto_from_pretrained over the model registry
+// (loom/model_registry.h).
 #include <iostream>
 #include <map>
 #include <unordered_set>
 
+#include "io/config_json.h"
 #include "io/pretrained_files.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
+#include "loom/model_registry.h"
 #include "loom/models.h"
 #include "loom/safetensors.h"
 #include "nn/models/init_weights.h"
@@ -203,23 +206,25 @@ std::shared_ptr<PretrainedModel> auto_from_pretrained(const std::string& dir, co
                                                       const PretrainedOptions& options) {
   std::string path = dir + "/" + io::kConfigFile;
   std::string type = read_model_type(path);
-  std::string arch;
-  if (type == "gpt2") {
-    GPT2Config c = GPT2Config::from_json_file(path);
-    arch = c.architectures.empty() ? "GPT2Model" : c.architectures.front();
-  } else if (type == "bert") {
-    BertConfig c = BertConfig::from_json_file(path);
-    arch = c.architectures.empty() ? "BertModel" : c.architectures.front();
-  } else {
-    fail("[from_pretrained] ", path, ": model_type '", type, "' is not supported (gpt2, bert)");
+  const ModelTypeEntry* entry = nullptr;
+  for (const ModelTypeEntry& e : model_types())
+    if (e.model_type == type) entry = &e;
+  if (!entry)
+    fail("[from_pretrained] ", path, ": model_type '", type, "' is not supported (",
+         model_type_names(), ")");
+  std::string text = io::read_config_text(path);
+  ConfigSummary summary = entry->read_config(text, path);
+  const std::vector<std::string>& archs = summary.common.architectures;
+  std::string arch = archs.empty() ? entry->base().name : archs.front();
+  const ArchitectureEntry* a = entry->find(arch);
+  if (!a) fail("[from_pretrained] ", path, ": architecture '", arch, "' is not supported");
+  std::shared_ptr<PretrainedModel> model;
+  {
+    nn::NoInitGuard no_init;
+    model = a->make(text, path);
   }
-  if (arch == "GPT2LMHeadModel") return from_pretrained<GPT2LMHeadModel>(dir, device, options);
-  if (arch == "GPT2Model") return from_pretrained<GPT2Model>(dir, device, options);
-  if (arch == "BertModel") return from_pretrained<BertModel>(dir, device, options);
-  if (arch == "BertForMaskedLM") return from_pretrained<BertForMaskedLM>(dir, device, options);
-  if (arch == "BertForSequenceClassification")
-    return from_pretrained<BertForSequenceClassification>(dir, device, options);
-  fail("[from_pretrained] ", path, ": architecture '", arch, "' is not supported");
+  detail::load_pretrained_weights(*model, dir, device, options);
+  return model;
 }
 
 }  // namespace loom

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/cli_runner.h"
+#include "cli/tiny_train.h"  // kGpt2Tokenizer
 #include "train/output_dir_lock.h"
 
 namespace loom::testing {
@@ -20,7 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kGpt2Tokenizer = std::string(LOOM_SOURCE_DIR) + "/assets/tokenizers/gpt2";
 const std::string kBertTokenizer =
     std::string(LOOM_SOURCE_DIR) + "/assets/tokenizers/bert-base-uncased";
 

@@ -93,10 +93,11 @@ inline void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.model << " 
 inline std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& info) {
   return info.param.model + "_" + info.param.device;
 }
-/// Every fixture model on both devices.
+/// Every fixture model on both devices (llama, qwen2: tools/make_llama_fixtures.py).
 inline std::vector<ModelCase> all_model_cases() {
-  return {{"gpt2", "cpu"},  {"gpt2", "lazy"},       {"bert", "cpu"},
-          {"bert", "lazy"}, {"bert_seqcls", "cpu"}, {"bert_seqcls", "lazy"}};
+  return {{"gpt2", "cpu"},        {"gpt2", "lazy"},        {"bert", "cpu"},  {"bert", "lazy"},
+          {"bert_seqcls", "cpu"}, {"bert_seqcls", "lazy"}, {"llama", "cpu"}, {"llama", "lazy"},
+          {"qwen2", "cpu"},       {"qwen2", "lazy"}};
 }
 /// The fixture model `model` loaded with from_pretrained on `dev`.
 inline std::shared_ptr<PretrainedModel> load_fixture_model(const std::string& model,
@@ -104,6 +105,7 @@ inline std::shared_ptr<PretrainedModel> load_fixture_model(const std::string& mo
   std::string dir = model_fixture(model);
   if (model == "gpt2") return GPT2LMHeadModel::from_pretrained(dir, dev);
   if (model == "bert") return BertForMaskedLM::from_pretrained(dir, dev);
+  if (model == "llama" || model == "qwen2") return LlamaForCausalLM::from_pretrained(dir, dev);
   return BertForSequenceClassification::from_pretrained(dir, dev);
 }
 

@@ -1,7 +1,7 @@
 // The loom half of the round trip into transformers (run by
 // tools/check_roundtrip.py, which sets LOOM_ROUNDTRIP_DIR): load each
 // fixture, train it one SGD step on the lazy device so its weights are
-// loom's own, save_pretrained it (GPT-2 also sharded), and write loom's
+// loom's own, save_pretrained it (GPT-2 and Llama also sharded), and write loom's
 // logits for the golden inputs beside it (loom_logits.safetensors). The
 // script then loads every directory with transformers and compares logits.
 // Without LOOM_ROUNDTRIP_DIR the test is skipped.
@@ -18,7 +18,7 @@ TEST(ModelRoundTrip, SaveForTransformers) {
   const char* out_dir = std::getenv("LOOM_ROUNDTRIP_DIR");
   if (!out_dir) GTEST_SKIP() << "set LOOM_ROUNDTRIP_DIR (tools/check_roundtrip.py does)";
   Device dev("lazy");
-  for (std::string name : {"gpt2", "bert", "bert_seqcls"}) {
+  for (std::string name : {"gpt2", "bert", "bert_seqcls", "llama", "qwen2"}) {
     testing::Golden g = testing::load_golden(testing::model_fixture(name) + "/golden.safetensors");
     auto model = auto_from_pretrained(testing::model_fixture(name), dev);
     ModelInputs in = testing::golden_inputs(g, dev);
@@ -32,8 +32,8 @@ TEST(ModelRoundTrip, SaveForTransformers) {
     Tensor logits = model->forward(in).logits.to(Device("cpu"));
     std::vector<std::string> dirs{std::string(out_dir) + "/" + name};
     model->save_pretrained(dirs[0]);
-    if (name == "gpt2") {
-      dirs.push_back(std::string(out_dir) + "/gpt2_sharded");
+    if (name == "gpt2" || name == "llama") {
+      dirs.push_back(std::string(out_dir) + "/" + name + "_sharded");
       model->save_pretrained(dirs[1], 50'000);
     }
     for (const std::string& d : dirs)

@@ -32,12 +32,12 @@ struct GenerateArgs {
   bool do_sample = false, use_cache = true;
 };
 
-std::shared_ptr<GPT2LMHeadModel> load_causal_lm(const std::string& dir, const Device& device) {
+std::shared_ptr<CausalLM> load_causal_lm(const std::string& dir, const Device& device) {
   std::shared_ptr<PretrainedModel> model = auto_from_pretrained(dir, device);
-  auto lm = std::dynamic_pointer_cast<GPT2LMHeadModel>(model);
+  auto lm = std::dynamic_pointer_cast<CausalLM>(model);
   if (!lm)
     fail("[generate] ", dir, " holds a ", model->architecture(),
-         "; generate needs a causal LM (GPT2LMHeadModel)");
+         "; generate needs a causal LM (GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM)");
   lm->eval();
   return lm;
 }
@@ -85,10 +85,10 @@ void run_generate(const GenerateArgs& a) {
   auto model = load_causal_lm(a.model_name_or_path, device);
   Tokenizer tok = Tokenizer::from_pretrained(a.tokenizer_name.empty() ? a.model_name_or_path
                                                                       : a.tokenizer_name);
-  gc.eos_token_id = model->config().eos_token_id;
-  gc.pad_token_id = model->config().pad_token_id;
+  gc.eos_token_id = model->pretrained_config().eos_token_id;
+  gc.pad_token_id = model->pretrained_config().pad_token_id;
   manual_seed(static_cast<uint64_t>(a.seed));
-  Tensor ids = prompt_ids(tok, a.prompt, model->config().bos_token_id);
+  Tensor ids = prompt_ids(tok, a.prompt, model->pretrained_config().bos_token_id);
   int64_t compiles_before = metrics::counter("UncachedCompile");
   GenerateOutput out = generate(*model, ids.to(device), gc);
   std::vector<int32_t> all;

@@ -29,9 +29,10 @@ namespace loom::cli {
 /// What model a job uses, before any weight is loaded.
 struct ModelPlan {
   std::string task;        ///< causal-lm | masked-lm | text-classification
-  std::string model_type;  ///< gpt2 | bert
-  /// The config (n_positions etc. already overridden); GPT2Config for gpt2.
-  std::variant<GPT2Config, BertConfig> config;
+  std::string model_type;  ///< a registered model_type (loom/model_registry.h)
+  /// config.json text (overrides applied), parsed by the model type's entry.
+  std::string config_json;
+  std::string config_where;    ///< the file or flag it came from, for errors
   std::string pretrained_dir;  ///< empty: from scratch
   int64_t max_positions = 0;   ///< n_positions / max_position_embeddings
   /// Class names from a classification checkpoint's id2label (empty when the

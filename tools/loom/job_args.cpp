@@ -10,6 +10,7 @@
 
 #include "core/parse_number.h"
 #include "loom/error.h"
+#include "loom/model_registry.h"
 
 namespace loom::cli {
 namespace {
@@ -27,12 +28,14 @@ const std::vector<JobField>& job_table() {
       {{"config", "string", "JSON file of flag names to values; the command line overrides it."},
        &JobArgs::config},
       {{"task", "string",
-        "causal-lm (GPT-2), masked-lm or text-classification (BERT); default: from the model."},
+        "causal-lm (GPT-2, Llama, Qwen2), masked-lm or text-classification (BERT); default: from "
+        "the model."},
        &JobArgs::task},
       {{"model_name_or_path", "string",
         "Directory with config.json and weights (save_pretrained output or a checkpoint)."},
        &JobArgs::model_name_or_path},
-      {{"model_type", "string", "Train from scratch: gpt2 or bert (transformers' defaults)."},
+      {{"model_type", "string",
+        "Train from scratch: gpt2, bert, llama or qwen2 (transformers' defaults)."},
        &JobArgs::model_type},
       {{"config_overrides", "string",
         "With --model_type: config fields to set, e.g. \"n_layer=4,n_embd=256,n_head=4\"."},
@@ -87,8 +90,10 @@ void check_allowed(const std::string& name, const JobArgs& job) {
     LOOM_CHECK(t.empty() || t == "causal-lm" || t == "masked-lm" || t == "text-classification",
                "--task: expected causal-lm, masked-lm or text-classification, got '", t, "'");
   } else if (name == "model_type") {
-    LOOM_CHECK(job.model_type.empty() || job.model_type == "gpt2" || job.model_type == "bert",
-               "--model_type: expected gpt2 or bert, got '", job.model_type, "'");
+    bool known = job.model_type.empty();
+    for (const ModelTypeEntry& e : model_types()) known = known || e.model_type == job.model_type;
+    LOOM_CHECK(known, "--model_type: expected one of ", model_type_names(), ", got '",
+               job.model_type, "'");
   } else if (name == "validation_split_percentage") {
     int64_t p = job.validation_split_percentage;
     LOOM_CHECK(p >= 0 && p < 100, "--validation_split_percentage: expected 0..99, got ", p);

@@ -1,10 +1,12 @@
 // The model side of a `loom train` / `loom evaluate` job: the config (from
 // model_name_or_path or model_type + config_overrides), the task, and the
-// model object, as run_clm / run_mlm / run_glue build them (AutoConfig,
-// config.update_from_string, from_pretrained or from_config).
+// model object, all through the model registry (loom/model_registry.h), as run_clm / run_mlm /
+// run_glue build them (AutoConfig, config.update_from_string, from_pretrained or from_config).
 // Assumes the configs' JSON round trip keeps every field (loom/config.h).
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "io/json_parse.h"
 #include "job.h"
 #include "loom/error.h"
+#include "loom/model_registry.h"
 #include "loom/models.h"
 #include "loom/nn.h"
 #include "nn/models/model_size.h"
@@ -63,11 +66,12 @@ nlohmann::json typed_value(const nlohmann::json& old, const std::string& key,
   fail("[config_overrides] ", key, ": cannot override a field of JSON type ", old.type_name());
 }
 
-std::string default_task(const std::string& model_type, const std::vector<std::string>& archs) {
-  if (model_type == "gpt2") return "causal-lm";
+// The task of a model that names none: its architecture's (a classifier
+// checkpoint -> text-classification), else the model type's first task.
+std::string default_task(const ModelTypeEntry& entry, const std::vector<std::string>& archs) {
   for (const std::string& a : archs)
-    if (a.find("ForSequenceClassification") != std::string::npos) return "text-classification";
-  return "masked-lm";
+    if (const ArchitectureEntry* e = entry.find(a); e && !e->task.empty()) return e->task;
+  return entry.tasks().front();
 }
 
 bool is_classifier(const PretrainedConfig& cfg) {
@@ -98,31 +102,27 @@ void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
   LOOM_CHECK(fs::exists(cfg_path), "[model] ", cfg_path, ": no such file");
   plan.model_type = read_model_type(cfg_path);
   plan.pretrained_dir = dir;
-  if (plan.model_type == "gpt2") {
-    plan.config = GPT2Config::from_json_file(cfg_path);
-  } else if (plan.model_type == "bert") {
-    plan.config = BertConfig::from_json_file(cfg_path);
-  } else {
-    fail("[model] ", cfg_path, ": model_type '", plan.model_type,
-         "' is not supported (gpt2, bert)");
-  }
+  bool known = false;
+  for (const ModelTypeEntry& e : model_types()) known = known || e.model_type == plan.model_type;
+  if (!known)
+    fail("[model] ", cfg_path, ": model_type '", plan.model_type, "' is not supported (",
+         model_type_names(), ")");
+  std::ifstream in(cfg_path, std::ios::binary);
+  plan.config_json.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  plan.config_where = cfg_path;
 }
 
+// The model type's default config with the tokenizer's vocabulary (and pad
+// id where the type has one, as run_mlm's BERT), then --config_overrides.
 void plan_from_scratch(ModelPlan& plan, const JobArgs& job, const Tokenizer& tokenizer) {
   plan.model_type = job.model_type;
-  const std::string where = "--config_overrides";
-  if (plan.model_type == "gpt2") {
-    GPT2Config c;
-    c.vocab_size = tokenizer.vocab_size();
-    plan.config = GPT2Config::from_json_string(
-        apply_config_overrides(c.to_json_string(), job.config_overrides), where);
-  } else {
-    BertConfig c;
-    c.vocab_size = tokenizer.vocab_size();
-    if (auto pad = tokenizer.pad_token_id()) c.pad_token_id = *pad;
-    plan.config = BertConfig::from_json_string(
-        apply_config_overrides(c.to_json_string(), job.config_overrides), where);
-  }
+  nlohmann::json j = nlohmann::json::parse(model_type_entry(plan.model_type).default_config_json());
+  j["vocab_size"] = tokenizer.vocab_size();
+  if (auto pad = tokenizer.pad_token_id();
+      pad && j.contains("pad_token_id") && !j["pad_token_id"].is_null())
+    j["pad_token_id"] = *pad;
+  plan.config_json = apply_config_overrides(j.dump(), job.config_overrides);
+  plan.config_where = "--config_overrides";
 }
 
 }  // namespace
@@ -152,8 +152,9 @@ std::string apply_config_overrides(const std::string& config_json, const std::st
 
 ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer) {
   LOOM_CHECK(!(job.model_name_or_path.empty() && job.model_type.empty()),
-             "[model] give --model_name_or_path DIR (pretrained) or --model_type gpt2|bert (from "
-             "scratch)");
+             "[model] give --model_name_or_path DIR (pretrained) or --model_type TYPE (from "
+             "scratch: ",
+             model_type_names(), ")");
   LOOM_CHECK(job.model_name_or_path.empty() || job.model_type.empty(),
              "[model] give either --model_name_or_path or --model_type, not both");
   ModelPlan plan;
@@ -162,23 +163,19 @@ ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer) {
   } else {
     plan_from_scratch(plan, job, tokenizer);
   }
-  const PretrainedConfig& common =
-      std::visit([](const auto& c) -> const PretrainedConfig& { return c; }, plan.config);
-  int64_t vocab = 0;
-  if (auto* g = std::get_if<GPT2Config>(&plan.config)) {
-    g->validate();
-    plan.max_positions = g->n_positions;
-    vocab = g->vocab_size;
-  } else {
-    auto& b = std::get<BertConfig>(plan.config);
-    b.validate();
-    plan.max_positions = b.max_position_embeddings;
-    vocab = b.vocab_size;
+  const ModelTypeEntry& entry = model_type_entry(plan.model_type);
+  ConfigSummary summary = entry.read_config(plan.config_json, plan.config_where);
+  const PretrainedConfig& common = summary.common;
+  plan.max_positions = summary.max_positions;
+  int64_t vocab = summary.vocab_size;
+  plan.task = job.task.empty() ? default_task(entry, common.architectures) : job.task;
+  std::vector<std::string> tasks = entry.tasks();
+  if (!entry.for_task(plan.task)) {
+    std::string can;
+    for (const std::string& t : tasks) can += (can.empty() ? "" : ", ") + t;
+    fail("[model] --task ", plan.task, " is not a task of model_type '", plan.model_type,
+         "' (it does ", can, ")");
   }
-  plan.task = job.task.empty() ? default_task(plan.model_type, common.architectures) : job.task;
-  const bool gpt2 = plan.model_type == "gpt2";
-  LOOM_CHECK(gpt2 == (plan.task == "causal-lm"), "[model] --task ", plan.task, " needs a ",
-             gpt2 ? "bert" : "gpt2", " model, got model_type '", plan.model_type, "'");
   LOOM_CHECK(tokenizer.vocab_size() <= vocab, "[model] the tokenizer has ", tokenizer.vocab_size(),
              " tokens but the model's vocab_size is ", vocab);
   plan.label_names = trained_label_names(common);
@@ -191,43 +188,43 @@ void check_training_fits(const ModelPlan& plan, const TrainingArguments& args) {
   const double copies = sgd ? 2 : 4;
   const std::string why =
       sgd ? "weights and gradients" : "weights, gradients and AdamW's two moments";
-  if (const auto* g = std::get_if<GPT2Config>(&plan.config)) {
-    models::check_parameters_fit("[loom train]", models::gpt2_parameter_count(*g),
-                                 models::gpt2_size_text(*g), copies, why);
-  } else {
-    const auto& b = std::get<BertConfig>(plan.config);
-    models::check_parameters_fit("[loom train]", models::bert_parameter_count(b),
-                                 models::bert_size_text(b), copies, why);
-  }
+  model_type_entry(plan.model_type)
+      .check_fits(plan.config_json, plan.config_where, "[loom train]", copies, why);
 }
 
 std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobData& data,
                                              uint64_t seed) {
   manual_seed(seed);  // run_clm calls set_seed before building the model
-  auto make = [&](auto tag, const auto& config) -> std::shared_ptr<PretrainedModel> {
-    using M = typename decltype(tag)::type;
-    if (plan.pretrained_dir.empty()) return std::make_shared<M>(config);
-    detail::check_pretrained_sizes(plan.pretrained_dir, config);  // before allocating
-    std::shared_ptr<M> m;
-    {
-      nn::NoInitGuard no_init;
-      m = std::make_shared<M>(config);
+  const ArchitectureEntry& arch = *model_type_entry(plan.model_type).for_task(plan.task);
+  std::string config = plan.config_json;
+  if (plan.task == "text-classification") {  // the head follows the data's labels
+    nlohmann::json j = nlohmann::json::parse(config);
+    int64_t n =
+        data.label_names.empty() ? data.num_labels : static_cast<int64_t>(data.label_names.size());
+    bool keep = data.label_names.empty() && j.contains("id2label") &&
+                static_cast<int64_t>(j["id2label"].size()) == n;
+    if (!keep) {
+      nlohmann::json labels = nlohmann::json::object();
+      for (int64_t i = 0; i < n; ++i)
+        labels[std::to_string(i)] = data.label_names.empty()
+                                        ? "LABEL_" + std::to_string(i)
+                                        : data.label_names[static_cast<size_t>(i)];
+      j["id2label"] = labels;
+      j.erase("label2id");
+      j.erase("num_labels");
     }
-    detail::load_pretrained_weights(*m, plan.pretrained_dir, Device("cpu"), {});
-    return m;
-  };
-  if (plan.task == "causal-lm")
-    return make(std::type_identity<GPT2LMHeadModel>{}, std::get<GPT2Config>(plan.config));
-  BertConfig cfg = std::get<BertConfig>(plan.config);
-  if (plan.task == "masked-lm") return make(std::type_identity<BertForMaskedLM>{}, cfg);
-  if (!data.label_names.empty()) {
-    cfg.id2label.clear();
-    for (size_t i = 0; i < data.label_names.size(); ++i)
-      cfg.id2label[static_cast<int64_t>(i)] = data.label_names[i];
-  } else if (cfg.num_labels() != data.num_labels) {
-    cfg.set_num_labels(data.num_labels);
+    config = j.dump();
   }
-  return make(std::type_identity<BertForSequenceClassification>{}, cfg);
+  if (plan.pretrained_dir.empty()) return arch.make(config, plan.config_where);
+  model_type_entry(plan.model_type)
+      .check_pretrained(plan.pretrained_dir, config, plan.config_where);  // before allocating
+  std::shared_ptr<PretrainedModel> m;
+  {
+    nn::NoInitGuard no_init;
+    m = arch.make(config, plan.config_where);
+  }
+  detail::load_pretrained_weights(*m, plan.pretrained_dir, Device("cpu"), {});
+  return m;
 }
 
 }  // namespace loom::cli

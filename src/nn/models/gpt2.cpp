@@ -3,8 +3,8 @@
 // (c_attn -> split q,k,v -> causal attention with the key-padding mask ->
 // c_proj -> resid dropout), GPT2MLP (c_fc -> act -> c_proj -> dropout),
 // GPT2Block (pre-LN residuals), GPT2Model, GPT2LMHeadModel (ForCausalLMLoss).
-// forward_with_cache is the same arithmetic over S new tokens whose keys and
-// values go into a StaticCache (loom/kv_cache.h) at rows cache_position.
+// Each layer has one forward; forward_with_cache runs it with a StaticCache
+// (loom/kv_cache.h) whose rows cache_position receive the new keys/values.
 #include "loom/gpt2.h"
 
 #include <cmath>
@@ -17,6 +17,14 @@ namespace loom {
 
 namespace {
 
+// What every block's forward gets: the attention mask and, when decoding
+// with a StaticCache, the cache and the rows being written (null: no cache).
+struct CacheContext {
+  Tensor mask;
+  StaticCache* cache = nullptr;
+  Tensor cache_position;
+};
+
 class GPT2Attention : public nn::Module {
  public:
   GPT2Attention(const GPT2Config& c, int64_t layer_idx) : heads_(c.n_head), pdrop_(c.attn_pdrop) {
@@ -27,37 +35,37 @@ class GPT2Attention : public nn::Module {
     scale_ = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(c.n_embd / c.n_head)) : 1.0;
     if (c.scale_attn_by_inverse_layer_idx) scale_ /= static_cast<double>(layer_idx + 1);
     embd_ = c.n_embd;
+    layer_ = layer_idx;
   }
   std::string type_name() const override { return "GPT2Attention"; }
 
-  // x [B,T,C], key_mask [B,1,1,T] bool or undefined -> [B,T,C]
-  Tensor forward(const Tensor& x, const Tensor& key_mask) const {
+  // x [B,T,C] -> [B,T,C]. Without a cache: causal attention over x with
+  // ctx.mask the key-padding mask [B,1,1,T] (or undefined). With one: x's
+  // keys/values go to rows ctx.cache_position [T] of this layer's cache and
+  // x attends over all its rows with ctx.mask [1,1,T,L].
+  Tensor forward(const Tensor& x, const CacheContext& ctx) const {
     std::vector<Tensor> qkv = split(c_attn_->forward(x), embd_, -1);
-    nn::AttentionOptions o;
-    o.mask = key_mask;
-    o.causal = true;
-    o.scale = scale_;
-    o.dropout_p = pdrop_;
-    o.training = is_training();
-    Tensor a = nn::multi_head_attention(qkv[0], qkv[1], qkv[2], heads_, o);
-    return resid_dropout_->forward(c_proj_->forward(a));
-  }
-
-  // x [B,S,C] at rows cache_position [S]: writes this layer's keys/values
-  // into `cache` and attends over all its rows with `mask` [1,1,S,L].
-  Tensor forward_with_cache(const Tensor& x, const Tensor& cache_position, const Tensor& mask,
-                            StaticCache& cache, int64_t layer) const {
-    int64_t b = x.size(0), s = x.size(1), d = embd_ / heads_;
-    std::vector<Tensor> qkv = split(c_attn_->forward(x), embd_, -1);
-    auto heads = [&](const Tensor& t) { return transpose(reshape(t, {b, s, heads_, d}), 1, 2); };
-    auto [k, v] = cache.update(layer, heads(qkv[1]), heads(qkv[2]), cache_position);
-    Tensor a = scaled_dot_product_attention(heads(qkv[0]), k, v, mask, false, scale_);
-    a = reshape(transpose(a, 1, 2), {b, s, embd_});  // [B,H,S,D] -> [B,S,C]
+    Tensor a;
+    if (!ctx.cache) {
+      nn::AttentionOptions o;
+      o.mask = ctx.mask;
+      o.causal = true;
+      o.scale = scale_;
+      o.dropout_p = pdrop_;
+      o.training = is_training();
+      a = nn::multi_head_attention(qkv[0], qkv[1], qkv[2], heads_, o);
+    } else {
+      int64_t b = x.size(0), s = x.size(1), d = embd_ / heads_;
+      auto heads = [&](const Tensor& t) { return transpose(reshape(t, {b, s, heads_, d}), 1, 2); };
+      auto [k, v] = ctx.cache->update(layer_, heads(qkv[1]), heads(qkv[2]), ctx.cache_position);
+      a = scaled_dot_product_attention(heads(qkv[0]), k, v, ctx.mask, false, scale_);
+      a = reshape(transpose(a, 1, 2), {b, s, embd_});  // [B,H,S,D] -> [B,S,C]
+    }
     return resid_dropout_->forward(c_proj_->forward(a));
   }
 
  private:
-  int64_t heads_, embd_ = 0;
+  int64_t heads_, embd_ = 0, layer_ = 0;
   double pdrop_, scale_ = 1.0;
   std::shared_ptr<nn::Conv1D> c_attn_, c_proj_;
   std::shared_ptr<nn::Dropout> attn_dropout_, resid_dropout_;
@@ -94,13 +102,8 @@ class GPT2Block : public nn::Module {
     mlp_ = register_module("mlp", std::make_shared<GPT2MLP>(c));
   }
   std::string type_name() const override { return "GPT2Block"; }
-  Tensor forward(const Tensor& x, const Tensor& key_mask) const {
-    Tensor h = attn_->forward(ln_1_->forward(x), key_mask) + x;
-    return h + mlp_->forward(ln_2_->forward(h));
-  }
-  Tensor forward_with_cache(const Tensor& x, const Tensor& cache_position, const Tensor& mask,
-                            StaticCache& cache, int64_t layer) const {
-    Tensor h = attn_->forward_with_cache(ln_1_->forward(x), cache_position, mask, cache, layer) + x;
+  Tensor forward(const Tensor& x, const CacheContext& ctx) const {
+    Tensor h = attn_->forward(ln_1_->forward(x), ctx) + x;
     return h + mlp_->forward(ln_2_->forward(h));
   }
 
@@ -144,8 +147,9 @@ ModelOutput GPT2Model::forward(const ModelInputs& in) {
   Tensor h = wte_->forward(in.input_ids) + wpe_->forward(pos);  // [B,T,C]
   if (in.token_type_ids.defined()) h = h + wte_->forward(in.token_type_ids);
   h = drop_->forward(h);
-  Tensor key_mask = models::key_padding_mask(in.attention_mask, b, t, name);
-  for (size_t i = 0; i < h_->size(); ++i) h = h_->at<GPT2Block>(i).forward(h, key_mask);
+  CacheContext ctx;
+  ctx.mask = models::key_padding_mask(in.attention_mask, b, t, name);
+  for (size_t i = 0; i < h_->size(); ++i) h = h_->at<GPT2Block>(i).forward(h, ctx);
   ModelOutput out;
   out.last_hidden_state = ln_f_->forward(h);
   return out;
@@ -166,10 +170,11 @@ ModelOutput GPT2Model::forward_with_cache(const Tensor& input_ids, const Tensor&
              cache_position.defined() ? to_string(cache_position.shape()) : "undefined");
   Tensor pos = reshape(cache_position, {1, s});
   Tensor h = drop_->forward(wte_->forward(input_ids) + wpe_->forward(pos));  // [B,S,C]
-  Tensor mask = cache.attention_mask(cache_position);                        // [1,1,S,L]
-  for (size_t i = 0; i < h_->size(); ++i)
-    h = h_->at<GPT2Block>(i).forward_with_cache(h, cache_position, mask, cache,
-                                                static_cast<int64_t>(i));
+  CacheContext ctx;
+  ctx.mask = cache.attention_mask(cache_position);  // [1,1,S,L]
+  ctx.cache = &cache;
+  ctx.cache_position = cache_position;
+  for (size_t i = 0; i < h_->size(); ++i) h = h_->at<GPT2Block>(i).forward(h, ctx);
   ModelOutput out;
   out.last_hidden_state = ln_f_->forward(h);
   return out;
@@ -254,21 +259,6 @@ void GPT2LMHeadModel::init_weights(const std::function<bool(const std::string&)>
   transformer_->init_weights([&](const std::string& n) { return select("transformer." + n); });
   if (!config().tie_word_embeddings && select("lm_head.weight"))
     nn::init_normal_(lm_head_->weight(), 0.0, config().initializer_range);
-}
-
-Tensor causal_lm_loss(const Tensor& logits, const Tensor& labels) {
-  LOOM_CHECK(logits.defined() && logits.dim() == 3, "[causal_lm_loss] logits must be [B,T,V]");
-  LOOM_CHECK(labels.defined() && labels.dim() == 2 && labels.size(0) == logits.size(0) &&
-                 labels.size(1) == logits.size(1),
-             "[causal_lm_loss] labels ", labels.defined() ? to_string(labels.shape()) : "undefined",
-             " do not match logits ", to_string(logits.shape()));
-  LOOM_CHECK(labels.dtype() == DType::i64 || labels.dtype() == DType::i32,
-             "[causal_lm_loss] labels must be i64 or i32, got ", dtype_name(labels.dtype()));
-  int64_t b = labels.size(0), t = labels.size(1);
-  // transformers' ForCausalLMLoss: pad labels with -100 on the right, take [1:].
-  Tensor shifted =
-      concat({slice(labels, 1, 1, t), full({b, 1}, -100, labels.dtype(), labels.device())}, 1);
-  return cross_entropy(logits, shifted, -100);
 }
 
 }  // namespace loom

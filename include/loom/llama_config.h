@@ -1,0 +1,86 @@
+// LlamaConfig: the config.json of the Llama family as transformers writes it
+// (transformers/models/llama/configuration_llama.py, qwen2/configuration_qwen2.py),
+// one struct for model_type "llama" and "qwen2" (Qwen2 = Llama with q/k/v
+// biases and no o_proj bias). Fields are declared once, in a table in
+// src/nn/models/llama/llama_config.cpp that feeds reading, writing (and so
+// --config_overrides) alike; unknown keys are kept and written back.
+//
+//   loom::LlamaConfig c = loom::LlamaConfig::from_json_file("tiny-llama/config.json");
+//   c.num_hidden_layers = 4;
+//   c.save("out/config.json");
+//
+// Rotary settings are read from transformers v5's "rope_parameters"
+// {rope_theta, rope_type, factor, ...} or from the older "rope_theta" +
+// "rope_scaling" {"type"|"rope_type", ...}, and written back in the form read.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "loom/config.h"
+
+namespace loom {
+
+/// transformers' rope parameters (modeling_rope_utils.py). rope_type
+/// "default", "linear" (positions / factor) or "llama3" (wavelength bands).
+struct RopeScaling {
+  std::string rope_type = "default";
+  double factor = 1.0;
+  double low_freq_factor = 1.0;                  // llama3
+  double high_freq_factor = 4.0;                 // llama3
+  int64_t original_max_position_embeddings = 0;  // llama3
+};
+
+struct LlamaConfig : PretrainedConfig {
+  /// transformers.LlamaConfig's defaults (Llama-2 7B), model_type "llama".
+  LlamaConfig();
+  /// transformers.Qwen2Config's defaults, model_type "qwen2".
+  static LlamaConfig qwen2();
+
+  int64_t vocab_size = 32000;
+  int64_t hidden_size = 4096;
+  int64_t intermediate_size = 11008;  // SwiGLU width
+  int64_t num_hidden_layers = 32;
+  int64_t num_attention_heads = 32;
+  std::optional<int64_t> num_key_value_heads;  // grouped-query attention; = heads when absent
+  std::optional<int64_t> head_dim;             // hidden_size / heads when absent
+  std::string hidden_act = "silu";
+  int64_t max_position_embeddings = 2048;
+  double initializer_range = 0.02;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
+  bool attention_bias = false;  // Llama: q/k/v/o biases (Qwen2 always has q/k/v biases)
+  double attention_dropout = 0.0;
+  bool mlp_bias = false;
+  /// True when read from transformers v5's "rope_parameters" (written back so).
+  bool rope_parameters_form = false;
+
+  int64_t kv_heads() const {
+    return num_key_value_heads ? *num_key_value_heads : num_attention_heads;
+  }
+  int64_t head_size() const { return head_dim ? *head_dim : hidden_size / num_attention_heads; }
+  /// q/k/v projections have biases (Llama attention_bias; always for Qwen2).
+  bool qkv_bias() const { return attention_bias || model_type == "qwen2"; }
+  /// o_proj has a bias (Llama attention_bias; never for Qwen2).
+  bool o_bias() const { return attention_bias && model_type != "qwen2"; }
+
+  /// Throws loom::Error "[LlamaConfig] ..." naming the field: a size < 1,
+  /// heads not divisible by key/value heads, hidden_size not divisible by
+  /// heads without head_dim, eps or rope_theta <= 0, an activation
+  /// nn::activation does not know, attention_dropout != 0 (not supported),
+  /// a rope_type other than default/linear/llama3 (or its factors <= 0),
+  /// pretraining_tp != 1 or Qwen2's use_sliding_window (not supported).
+  void validate() const;
+  /// Parses config.json text of model_type "llama" or "qwen2" (absent:
+  /// "llama"). Throws loom::Error "[config] <where>: ..." for malformed
+  /// JSON, a wrongly typed field, another model_type, or a malformed rope entry.
+  static LlamaConfig from_json_string(const std::string& text,
+                                      const std::string& where = "<string>");
+  static LlamaConfig from_json_file(const std::string& path);
+  std::string to_json_string() const;
+  void save(const std::string& path) const;
+};
+
+}  // namespace loom

@@ -1,0 +1,198 @@
+// LlamaConfig (loom/llama_config.h): transformers' configuration_llama.py /
+// configuration_qwen2.py field names and defaults. kLlamaFields is the one
+// list of plain fields: reading, writing and hence --config_overrides come
+// from it; the rope entry (an object in two historical forms) is handled
+// beside it (transformers' modeling_rope_utils.py).
+#include "loom/llama_config.h"
+
+#include <cmath>
+
+#include "io/config_json.h"
+#include "loom/error.h"
+
+namespace loom {
+
+using nlohmann::json;
+
+// X(field): every plain field of LlamaConfig, under its config.json name.
+#define LOOM_LLAMA_FIELDS(X)                                                                    \
+  X(vocab_size)                                                                                 \
+  X(hidden_size)                                                                                \
+  X(intermediate_size) X(num_hidden_layers) X(num_attention_heads) X(num_key_value_heads)       \
+      X(head_dim) X(hidden_act) X(max_position_embeddings) X(initializer_range) X(rms_norm_eps) \
+          X(attention_bias) X(attention_dropout) X(mlp_bias)
+
+namespace {
+
+json to_json_value(const std::optional<int64_t>& v) { return io::optional_json(v); }
+template <typename T>
+json to_json_value(const T& v) {
+  return v;
+}
+
+double number(const json& j, const std::string& key, const std::string& where, double fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  LOOM_CHECK(it->is_number(), "[config] ", where, ": rope field '", key, "' must be a number, got ",
+             it->dump());
+  return it->get<double>();
+}
+
+// Reads {"rope_type"|"type": ..., "factor": ..., ...} into `r`.
+void read_rope(const json& j, const std::string& where, RopeScaling& r) {
+  LOOM_CHECK(j.is_object(), "[config] ", where,
+             ": rope_scaling/rope_parameters must be an object, got ", j.dump());
+  for (const char* key : {"rope_type", "type"}) {
+    auto it = j.find(key);
+    if (it == j.end()) continue;
+    LOOM_CHECK(it->is_string(), "[config] ", where, ": rope ", key, " must be a string");
+    r.rope_type = it->get<std::string>();
+    break;
+  }
+  r.factor = number(j, "factor", where, r.factor);
+  r.low_freq_factor = number(j, "low_freq_factor", where, r.low_freq_factor);
+  r.high_freq_factor = number(j, "high_freq_factor", where, r.high_freq_factor);
+  r.original_max_position_embeddings =
+      static_cast<int64_t>(number(j, "original_max_position_embeddings", where,
+                                  static_cast<double>(r.original_max_position_embeddings)));
+}
+
+json rope_json(const RopeScaling& r) {
+  json j = {{"rope_type", r.rope_type}};
+  if (r.rope_type == "default") return j;
+  j["factor"] = r.factor;
+  if (r.rope_type == "llama3") {
+    j["low_freq_factor"] = r.low_freq_factor;
+    j["high_freq_factor"] = r.high_freq_factor;
+    j["original_max_position_embeddings"] = r.original_max_position_embeddings;
+  }
+  return j;
+}
+
+void check_size(const char* field, int64_t v) {
+  LOOM_CHECK(v >= 1, "[LlamaConfig] ", field, " must be >= 1, got ", v);
+}
+
+}  // namespace
+
+LlamaConfig::LlamaConfig() {
+  model_type = "llama";
+  tie_word_embeddings = false;
+  bos_token_id = 1;
+  eos_token_id = 2;
+}
+
+LlamaConfig LlamaConfig::qwen2() {
+  LlamaConfig c;
+  c.model_type = "qwen2";
+  c.vocab_size = 151936;
+  c.intermediate_size = 22016;
+  c.num_key_value_heads = 32;
+  c.max_position_embeddings = 32768;
+  c.bos_token_id.reset();
+  c.eos_token_id.reset();
+  return c;
+}
+
+void LlamaConfig::validate() const {
+  check_size("vocab_size", vocab_size);
+  check_size("hidden_size", hidden_size);
+  check_size("intermediate_size", intermediate_size);
+  check_size("num_hidden_layers", num_hidden_layers);
+  check_size("num_attention_heads", num_attention_heads);
+  check_size("num_key_value_heads", kv_heads());
+  check_size("head_dim", head_size());
+  check_size("max_position_embeddings", max_position_embeddings);
+  LOOM_CHECK(num_attention_heads % kv_heads() == 0, "[LlamaConfig] num_attention_heads ",
+             num_attention_heads, " is not divisible by num_key_value_heads ", kv_heads());
+  LOOM_CHECK(head_dim || hidden_size % num_attention_heads == 0, "[LlamaConfig] hidden_size ",
+             hidden_size, " is not divisible by num_attention_heads ", num_attention_heads);
+  LOOM_CHECK(head_size() % 2 == 0, "[LlamaConfig] head_dim ", head_size(),
+             " must be even (rotary embeddings rotate pairs)");
+  LOOM_CHECK(rms_norm_eps > 0, "[LlamaConfig] rms_norm_eps must be > 0, got ", rms_norm_eps);
+  LOOM_CHECK(rope_theta > 0, "[LlamaConfig] rope_theta must be > 0, got ", rope_theta);
+  LOOM_CHECK(attention_dropout == 0, "[LlamaConfig] attention_dropout ", attention_dropout,
+             " is not supported (only 0.0)");
+  bool known_act = false;
+  for (const char* a : {"silu", "swish", "gelu", "gelu_new", "gelu_pytorch_tanh", "relu", "tanh"})
+    known_act = known_act || hidden_act == a;
+  LOOM_CHECK(known_act, "[LlamaConfig] unknown hidden_act '", hidden_act, "'");
+  const RopeScaling& r = rope_scaling;
+  LOOM_CHECK(r.rope_type == "default" || r.rope_type == "linear" || r.rope_type == "llama3",
+             "[LlamaConfig] rope_type '", r.rope_type,
+             "' is not supported (default, linear, llama3)");
+  LOOM_CHECK(r.factor > 0, "[LlamaConfig] rope factor must be > 0, got ", r.factor);
+  if (r.rope_type == "llama3")
+    LOOM_CHECK(r.original_max_position_embeddings >= 1 && r.low_freq_factor > 0 &&
+                   r.high_freq_factor > r.low_freq_factor,
+               "[LlamaConfig] llama3 rope needs original_max_position_embeddings >= 1 and "
+               "0 < low_freq_factor < high_freq_factor, got ",
+               r.original_max_position_embeddings, ", ", r.low_freq_factor, ", ",
+               r.high_freq_factor);
+  auto tp = extra.find("pretraining_tp");
+  LOOM_CHECK(tp == extra.end() || tp->second == "1", "[LlamaConfig] pretraining_tp ",
+             tp == extra.end() ? "" : tp->second, " is not supported (only 1)");
+  auto sw = extra.find("use_sliding_window");
+  LOOM_CHECK(sw == extra.end() || sw->second != "true",
+             "[LlamaConfig] use_sliding_window is not supported");
+}
+
+LlamaConfig LlamaConfig::from_json_string(const std::string& text, const std::string& where) {
+  json object = io::parse_config_object(text, where);
+  auto type_it = object.find("model_type");
+  std::string type =
+      type_it != object.end() && type_it->is_string() ? type_it->get<std::string>() : "llama";
+  LOOM_CHECK(type == "llama" || type == "qwen2", "[config] ", where, ": model_type is '", type,
+             "', expected 'llama' or 'qwen2'");
+  LlamaConfig c = type == "qwen2" ? qwen2() : LlamaConfig();
+  if (auto it = object.find("rope_parameters"); it != object.end() && !it->is_null()) {
+    read_rope(*it, where, c.rope_scaling);
+    c.rope_theta = number(*it, "rope_theta", where, c.rope_theta);
+    c.rope_parameters_form = true;
+    object.erase(it);
+  }
+  if (auto it = object.find("rope_scaling"); it != object.end()) {
+    if (!it->is_null()) read_rope(*it, where, c.rope_scaling);
+    object.erase(it);
+  }
+  io::ConfigReader r(std::move(object), where);
+  r.get_common(c, type);
+  r.get({"rope_theta"}, c.rope_theta);
+#define LOOM_READ(field) r.get({#field}, c.field);
+  LOOM_LLAMA_FIELDS(LOOM_READ)
+#undef LOOM_READ
+  r.keep_rest(c);
+  return c;
+}
+
+LlamaConfig LlamaConfig::from_json_file(const std::string& path) {
+  return from_json_string(io::read_config_text(path), path);
+}
+
+std::string LlamaConfig::to_json_string() const {
+  json j = io::common_to_json(*this);
+#define LOOM_WRITE(field) j[#field] = to_json_value(field);
+  LOOM_LLAMA_FIELDS(LOOM_WRITE)
+#undef LOOM_WRITE
+  if (model_type == "qwen2") j.erase("attention_bias");  // structural in Qwen2
+  // transformers reads a null head_dim as None (Qwen2Attention then fails):
+  // leave it out when it is derived; write the key/value head count resolved.
+  if (!head_dim) j.erase("head_dim");
+  j["num_key_value_heads"] = kv_heads();
+  if (rope_parameters_form) {
+    json rope = rope_json(rope_scaling);
+    rope["rope_theta"] = rope_theta;
+    j["rope_parameters"] = rope;
+  } else {
+    j["rope_theta"] = rope_theta;
+    j["rope_scaling"] =
+        rope_scaling.rope_type == "default" ? json(nullptr) : rope_json(rope_scaling);
+  }
+  return io::dump_config(j);
+}
+
+void LlamaConfig::save(const std::string& path) const {
+  io::write_text_atomic(path, to_json_string());
+}
+
+}  // namespace loom
