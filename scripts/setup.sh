@@ -23,6 +23,8 @@ packages=(
   libgtest-dev libgmock-dev googletest              # find_package(GTest)
   libbenchmark-dev                                  # find_package(benchmark): bench/
   python3 python3-pip                               # tools/ scripts and the check_layers CTest
+  clang libclang-rt-dev                             # fuzz/: clang++ and its libFuzzer runtime
+                                                    #   (scripts/fuzz.sh, the fuzz phase of test.sh)
 )
 # OpenMP and Threads come with g++ (libgomp, libpthread).
 
