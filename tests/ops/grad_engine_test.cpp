@@ -164,8 +164,9 @@ TEST(GradEngine, CastToIntegerPassesNoGradient) {
     n.backward();
   } catch (const Error&) {
   }
-  if (y.grad().defined())
+  if (y.grad().defined()) {
     EXPECT_TRUE(all_close(y.grad(), {0, 0}, 0, 0)) << "a gradient flowed through cast to i64";
+  }
 }
 
 }  // namespace
