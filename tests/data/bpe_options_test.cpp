@@ -28,7 +28,7 @@ const json& bpe_case(const std::string& name) {
   throw Error("[bpe_options_test] no case '" + name + "'");
 }
 
-std::vector<int32_t> ids_of(const json& j) { return j.get<std::vector<int32_t>>(); }
+std::vector<int32_t> option_ids(const json& j) { return j.get<std::vector<int32_t>>(); }
 
 TEST(BpeOptions, MatchTokenizers) {
   const json& cases = bpe_fixture()["tokenizers"];
@@ -44,7 +44,7 @@ TEST(BpeOptions, MatchTokenizers) {
       const std::string text = want["text"];
       SCOPED_TRACE("text '" + text + "'");
       Encoding e = tok.encode(text, options);
-      EXPECT_TRUE(same_values(e.ids, ids_of(want["ids"])));
+      EXPECT_TRUE(same_values(e.ids, option_ids(want["ids"])));
       EXPECT_TRUE(same_values(tok.convert_ids_to_tokens(e.ids),
                               want["tokens"].get<std::vector<std::string>>()));
       EXPECT_TRUE(same_values(to_char_offsets(text, e.offsets),

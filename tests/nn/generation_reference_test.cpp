@@ -21,12 +21,12 @@ namespace {
 
 using nlohmann::json;
 
-const json& fixture() {
+const json& generation_fixture() {
   static const json j = test::load_json(test::source_path("tests/fixtures/generation/gpt2.json"));
   return j;
 }
 
-std::shared_ptr<GPT2LMHeadModel> tiny_gpt2() {
+std::shared_ptr<GPT2LMHeadModel> varied_gpt2() {
   return GPT2LMHeadModel::from_pretrained(test::source_path("tests/fixtures/generation/gpt2"),
                                           Device("cpu"));
 }
@@ -59,9 +59,9 @@ std::vector<double> probabilities(std::vector<float> logits, const GenerationCon
 }
 
 TEST(GenerationReference, GreedyIdsMatchTransformers) {
-  auto model = tiny_gpt2();
-  ASSERT_GE(fixture()["greedy"].size(), 3u);
-  for (const json& c : fixture()["greedy"]) {
+  auto model = varied_gpt2();
+  ASSERT_GE(generation_fixture()["greedy"].size(), 3u);
+  for (const json& c : generation_fixture()["greedy"]) {
     GenerationConfig gc;
     gc.max_new_tokens = c["max_new_tokens"].get<int64_t>();
     gc.eos_token_id = c["eos_token_id"].get<int64_t>();
@@ -81,10 +81,10 @@ TEST(GenerationReference, GreedyIdsMatchTransformers) {
 }
 
 TEST(GenerationReference, WarpedDistributionsMatchTransformers) {
-  auto model = tiny_gpt2();
+  auto model = varied_gpt2();
   NoGradGuard no_grad;
-  ASSERT_GE(fixture()["sampling"].size(), 8u);
-  for (const json& c : fixture()["sampling"]) {
+  ASSERT_GE(generation_fixture()["sampling"].size(), 8u);
+  for (const json& c : generation_fixture()["sampling"]) {
     GenerationConfig gc = sampling_config(c["setting"]);
     SCOPED_TRACE(c["setting"].dump());
     for (const json& step : c["steps"]) {
@@ -114,8 +114,8 @@ TEST(GenerationReference, WarpedDistributionsMatchTransformers) {
 // loom's own draws (do_sample through generate) land in transformers' support, with
 // frequencies within 4 standard errors of its probabilities (fixed seed: deterministic).
 TEST(GenerationReference, SampledTokensFollowTransformersDistribution) {
-  auto model = tiny_gpt2();
-  for (const json& c : fixture()["sampling"]) {
+  auto model = varied_gpt2();
+  for (const json& c : generation_fixture()["sampling"]) {
     if (c["prompt"].size() != 1) continue;  // one-row prompts, replicated below
     GenerationConfig gc = sampling_config(c["setting"]);
     gc.max_new_tokens = 1;
