@@ -25,6 +25,8 @@ packages=(
   python3 python3-pip                               # tools/ scripts and the check_layers CTest
   librsvg2-bin                                      # rsvg-convert: training_curves.png next to the
                                                     #   .svg (optional: without it, only the SVG)
+  clang libclang-rt-dev                             # fuzz/: clang++ and its libFuzzer runtime
+                                                    #   (scripts/fuzz.sh, the fuzz phase of test.sh)
 )
 # OpenMP and Threads come with g++ (libgomp, libpthread).
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # scripts/test.sh: installs what is missing, builds loom and runs every test,
 # then builds and runs them again under AddressSanitizer + UndefinedBehavior-
-# Sanitizer. Exits non-zero on the first failure and prints each phase's time.
-# Budget: under 30 minutes on 2 cores from a fresh Debian bookworm machine.
+# Sanitizer, then runs each libFuzzer harness of fuzz/ for a short fixed time
+# (scripts/fuzz.sh). Exits non-zero on the first failure and prints each
+# phase's time. Budget: under 30 minutes on 2 cores from a fresh Debian
+# bookworm machine (the fuzz phase: about 2 minutes of build, 6 x 20 s of runs).
 #
 # Environment (all optional):
-#   LOOM_SKIP_ASAN=1        skip the sanitizer phase (quick local runs; CI runs it)
+#   LOOM_SKIP_ASAN=1        skip the sanitizer and fuzz phases (quick local runs; CI runs them)
+#   LOOM_SKIP_FUZZ=1        skip the fuzz phase only
+#   LOOM_FUZZ_SECONDS=s     run time of each fuzz harness    (default: 20)
 #   LOOM_BUILD_DIR=dir      main build folder            (default: build)
 #   LOOM_ASAN_BUILD_DIR=dir sanitizer build folder       (default: build-asan)
 #   LOOM_JOBS=n             parallel compile/test jobs   (default: nproc)
@@ -48,3 +52,9 @@ phase "asan configure" configure "$asan_dir" \
   -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON
 phase "asan build" cmake --build "$asan_dir" -j"$LOOM_JOBS"
 phase "asan test" run_ctest "$asan_dir"
+
+if [[ "${LOOM_SKIP_FUZZ:-0}" == "1" ]]; then
+  log "LOOM_SKIP_FUZZ=1: skipping the fuzz phase"
+  exit 0
+fi
+phase "fuzz" bash scripts/fuzz.sh

@@ -46,8 +46,9 @@ def make_params(gen, shapes):
     return [torch.randn(s, generator=gen, dtype=torch.float32) for s in shapes]
 
 
-def optimizer_case(name, kind, groups_spec, lrs, grad_mask, seed):
-    """groups_spec: [(options, [shapes])]; grad_mask[s][i] False = param i has no grad at step s."""
+def optimizer_case(name, kind, groups_spec, lrs, grad_mask, seed, grad_scale=1.0):
+    """groups_spec: [(options, [shapes])]; grad_mask[s][i] False = param i has no grad at step s.
+    Gradients are standard normal times grad_scale."""
     gen = torch.Generator().manual_seed(seed)
     groups, case_groups = [], []
     for options, shapes in groups_spec:
@@ -67,7 +68,7 @@ def optimizer_case(name, kind, groups_spec, lrs, grad_mask, seed):
         grads = []
         for i, p in enumerate(all_params):
             if grad_mask[s][i]:
-                p.grad = torch.randn(p.shape, generator=gen, dtype=torch.float32)
+                p.grad = torch.randn(p.shape, generator=gen, dtype=torch.float32) * grad_scale
                 grads.append(flat(p.grad))
             else:
                 p.grad = None
@@ -105,6 +106,16 @@ def optimizer_cases():
                        [({"lr": 3e-2, "weight_decay": 0.0, "betas": [0.3, 0.9], "eps": 1e-8},
                          shapes_a)],
                        [[3e-2]] * 3, [[True, True]] * 3, 3),
+        # eps matters: gradients ~1e-4 against eps 1e-3, so sqrt(v_hat) ~ |g| is far
+        # below eps and the update depends on where eps sits. torch adds it after the
+        # bias correction (sqrt(v) / sqrt(bc2) + eps); TensorFlow's placement
+        # ((sqrt(v) + eps) / sqrt(bc2)) changes the first steps' updates by up to 30x.
+        optimizer_case("adamw_eps_matters", "AdamW",
+                       [({"lr": 1e-2, "weight_decay": 0.0, "betas": [0.9, 0.999], "eps": 1e-3},
+                         shapes_a),
+                        ({"lr": 1e-2, "weight_decay": 0.1, "betas": [0.5, 0.99], "eps": 1e-4},
+                         shapes_b)],
+                       [[1e-2, 1e-2]] * 5, [[True] * 3] * 5, 7, grad_scale=1e-4),
         optimizer_case("sgd_momentum_dampening", "SGD",
                        [({"lr": 1e-1, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.0,
                           "nesterov": False}, shapes_a),

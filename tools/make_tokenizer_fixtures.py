@@ -12,10 +12,14 @@ fields to replace, and their expected outputs.
 
 Assumes: `pip install tokenizers transformers` (checked with tokenizers 0.23, transformers 5.x).
 Run from anywhere: python3 tools/make_tokenizer_fixtures.py
-Output (committed): tests/fixtures/tokenizers/{gpt2,bert}/tokenizer.json, {gpt2,bert}_cases.json.
+Output (committed): tests/fixtures/tokenizers/{gpt2,bert}/tokenizer.json, {gpt2,bert}_cases.json,
+and bpe_options.json: small BPE tokenizers trained by `tokenizers` with each BPE model option
+(unk_token, fuse_unk, byte_fallback, continuing_subword_prefix, end_of_word_suffix,
+ignore_merges) and their encodings. `--only bpe_options` writes just that file.
 Offsets in the fixtures are character offsets, as the Python binding reports them; the C++ test
 converts loom's byte offsets with the same rule before comparing.
 """
+import argparse
 import json
 import os
 import random
@@ -24,7 +28,7 @@ import tempfile
 
 import tokenizers
 import transformers
-from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ASSETS = os.path.join(ROOT, "assets", "tokenizers")
@@ -257,7 +261,106 @@ def random_texts(seed, n):
     return out
 
 
+# --- BPE model options ---------------------------------------------------------------------
+# A lowercase corpus: the trained vocabularies have no capitals, digits or non-ASCII letters,
+# so texts with those exercise unk_token / fuse_unk / byte_fallback.
+BPE_CORPUS = [
+    "the cat sat on the mat and the hat",
+    "a rat ate the oat cake at the lake",
+    "that cat hates hats; the rats eat cake",
+    "late at night the bat sat on a gate",
+] * 4
+
+BPE_TEXTS = [
+    "the cat sat",
+    "that hat and the rat",
+    "cake lake gate late",
+    "thecatsat",
+    "The Cat SAT",
+    "cat99 rat7 x",
+    "zzz qqq",
+    "caf\u00e9 na\u00efve \u4e2d\u6587",
+    "emoji \U0001F600 here",
+    "a  b   c\td\ne",
+    "hello",
+    "hellothe",
+    "",
+    "!!! ;;; ?",
+]
+
+
+def bpe_trained(prefix=None, suffix=None):
+    """tokenizer.json (as a dict) of a BPE trained on BPE_CORPUS, WhitespaceSplit pre-tokens."""
+    kwargs = dict(vocab_size=80, special_tokens=["[UNK]"], show_progress=False)
+    model_kwargs = dict(unk_token="[UNK]")
+    if prefix is not None:
+        kwargs["continuing_subword_prefix"] = prefix
+        model_kwargs["continuing_subword_prefix"] = prefix
+    if suffix is not None:
+        kwargs["end_of_word_suffix"] = suffix
+        model_kwargs["end_of_word_suffix"] = suffix
+    tok = Tokenizer(models.BPE(**model_kwargs))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.train_from_iterator(BPE_CORPUS, trainers.BpeTrainer(**kwargs))
+    return json.loads(tok.to_str())
+
+
+def bpe_case(name, j, options, texts=BPE_TEXTS, extra_vocab=()):
+    """Sets model options (and appends tokens to the vocabulary), then encodes `texts`."""
+    model = j["model"]
+    for token in extra_vocab:
+        if token not in model["vocab"]:
+            model["vocab"][token] = len(model["vocab"])
+    model.update(options)
+    tok = Tokenizer.from_str(json.dumps(j))
+    cases = []
+    for text in texts:
+        e = tok.encode(text, add_special_tokens=False)
+        cases.append(dict(text=text, ids=e.ids, tokens=e.tokens,
+                          offsets=[list(o) for o in e.offsets]))
+    return dict(name=name, options=options, tokenizer=tok.to_str(), cases=cases)
+
+
+def bpe_option_cases():
+    all_bytes = ["<0x%02X>" % b for b in range(256)]
+    ascii_bytes = ["<0x%02X>" % b for b in range(128)]
+    # "hello" is not reachable by the trained merges: only ignore_merges finds it whole.
+    whole = ["hello"]
+    return [
+        bpe_case("unk", bpe_trained(), {"unk_token": "[UNK]", "fuse_unk": False}),
+        bpe_case("unk_fused", bpe_trained(), {"unk_token": "[UNK]", "fuse_unk": True}),
+        bpe_case("no_unk_token", bpe_trained(), {"unk_token": None}),
+        bpe_case("byte_fallback", bpe_trained(), {"byte_fallback": True}, extra_vocab=all_bytes),
+        bpe_case("byte_fallback_ascii_only_fused", bpe_trained(),
+                 {"byte_fallback": True, "fuse_unk": True}, extra_vocab=ascii_bytes),
+        bpe_case("continuing_subword_prefix", bpe_trained(prefix="##"), {}),
+        bpe_case("continuing_subword_prefix_fused_unk", bpe_trained(prefix="##"),
+                 {"fuse_unk": True}),
+        bpe_case("end_of_word_suffix", bpe_trained(suffix="</w>"), {}),
+        bpe_case("prefix_and_suffix", bpe_trained(prefix="##", suffix="</w>"), {}),
+        bpe_case("ignore_merges", bpe_trained(), {"ignore_merges": True}, extra_vocab=whole),
+        bpe_case("merges_not_ignored", bpe_trained(), {"ignore_merges": False},
+                 extra_vocab=whole),
+    ]
+
+
+def write_bpe_options():
+    doc = dict(generator="tools/make_tokenizer_fixtures.py",
+               tokenizers_version=tokenizers.__version__, tokenizers=bpe_option_cases())
+    path = os.path.join(OUT, "bpe_options.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=True, separators=(",", ":"))
+        f.write("\n")
+    print(path, os.path.getsize(path), "bytes")
+
+
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=["bpe_options"], help="write only this fixture")
+    if parser.parse_args().only == "bpe_options":
+        write_bpe_options()
+        return
+    write_bpe_options()
     os.makedirs(os.path.join(OUT, "gpt2"), exist_ok=True)
     os.makedirs(os.path.join(OUT, "bert"), exist_ok=True)
     tmp = tempfile.mkdtemp()

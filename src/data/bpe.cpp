@@ -64,26 +64,36 @@ int32_t BpeModel::unk_id_or_throw() const {
   return *unk_id_;
 }
 
+// tokenizers' Word::add: a symbol's offsets are the running sum of the byte
+// lengths of the symbols added before it, not its place in the piece. So a unit
+// that adds nothing (an unknown character without unk_token) moves the later
+// offsets back by its length, and a pending unknown run lands where it is added.
+void BpeModel::push_symbol(std::vector<Symbol>& symbols, int32_t id, uint32_t len) {
+  const uint32_t pos = symbols.empty() ? 0 : symbols.back().end;
+  symbols.push_back({id, pos, pos + len});
+}
+
+// `unk` holds a pending unknown run as {unk id, 0, byte length}.
 void BpeModel::flush_unk(std::optional<Symbol>& unk, std::vector<Symbol>& symbols) {
-  if (unk) symbols.push_back(*unk);
+  if (unk) push_symbol(symbols, unk->id, unk->end - unk->begin);
   unk.reset();
 }
 
-bool BpeModel::push_byte_tokens(std::string_view unit, uint32_t begin, bool byte_level,
-                                std::optional<Symbol>& unk, std::vector<Symbol>& symbols) const {
-  Symbol bytes[4];
+bool BpeModel::push_byte_tokens(std::string_view unit, std::vector<Symbol>& symbols) const {
+  int32_t ids[4];
   char name[8];
-  for (size_t k = 0; k < unit.size() && k < 4; ++k) {
+  const size_t n = std::min<size_t>(unit.size(), 4);
+  for (size_t k = 0; k < n; ++k) {
     std::snprintf(name, sizeof(name), "<0x%02X>",
                   static_cast<unsigned>(static_cast<unsigned char>(unit[k])));
     std::optional<int32_t> id = vocab_.find(name);
     if (!id) return false;
-    // A byte-level unit is one byte; a character unit spans its bytes one token each.
-    uint32_t b = byte_level ? begin : begin + static_cast<uint32_t>(k);
-    bytes[k] = {*id, b, b + 1};
+    ids[k] = *id;
   }
-  flush_unk(unk, symbols);
-  symbols.insert(symbols.end(), bytes, bytes + std::min<size_t>(unit.size(), 4));
+  // One token of length 1 per byte. A pending unknown run is not flushed first:
+  // tokenizers (models/bpe/model.rs, merge_word) adds it only at the next known
+  // character or at the end, after these byte tokens.
+  for (size_t k = 0; k < n; ++k) push_symbol(symbols, ids[k], 1);
   return true;
 }
 
@@ -91,13 +101,13 @@ void BpeModel::initial_symbols(std::string_view piece, bool byte_level,
                                std::vector<Symbol>& symbols) const {
   symbols.clear();
   const bool plain = prefix_.empty() && suffix_.empty();
-  std::optional<Symbol> unk;  // pending unknown run
+  std::optional<Symbol> unk;  // pending unknown run: {unk id, 0, byte length}
   std::string key;
   size_t i = 0;
   while (i < piece.size()) {
     size_t next = byte_level ? i + 1 : i + unicode::utf8_length(piece[i]);
     next = std::min(next, piece.size());
-    const uint32_t b = static_cast<uint32_t>(i), e = static_cast<uint32_t>(next);
+    const uint32_t len = static_cast<uint32_t>(next - i);
     std::optional<int32_t> id;
     if (byte_level && plain) {
       int32_t v = byte_ids_[static_cast<unsigned char>(piece[i])];
@@ -115,17 +125,16 @@ void BpeModel::initial_symbols(std::string_view piece, bool byte_level,
     }
     if (id) {
       flush_unk(unk, symbols);
-      symbols.push_back({*id, b, e});
-    } else if (byte_fallback_ &&
-               push_byte_tokens(piece.substr(i, next - i), b, byte_level, unk, symbols)) {
+      push_symbol(symbols, *id, len);
+    } else if (byte_fallback_ && push_byte_tokens(piece.substr(i, next - i), symbols)) {
       // the unit's <0xXX> byte tokens were appended
     } else if (unk_token_) {
       int32_t uid = unk_id_or_throw();
       if (unk && fuse_unk_) {
-        unk->end = e;
+        unk->end += len;
       } else {
-        if (unk) symbols.push_back(*unk);
-        unk = Symbol{uid, b, e};
+        flush_unk(unk, symbols);
+        unk = Symbol{uid, 0, len};
       }
     }
     i = next;

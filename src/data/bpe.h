@@ -25,7 +25,9 @@ namespace loom::data {
 
 class BpeModel final : public TokenizerModel {
  public:
-  /// A symbol of a word being merged: token id and byte range in the word.
+  /// A symbol of a word being merged: token id and byte range, counted as tokenizers
+  /// does (the running sum of the symbols' lengths: the range in the word unless an
+  /// unknown character without unk_token added nothing before it).
   struct Symbol {
     int32_t id;
     uint32_t begin;
@@ -48,9 +50,9 @@ class BpeModel final : public TokenizerModel {
  private:
   BpeModel() = default;
   void initial_symbols(std::string_view piece, bool byte_level, std::vector<Symbol>& symbols) const;
+  static void push_symbol(std::vector<Symbol>& symbols, int32_t id, uint32_t len);
   static void flush_unk(std::optional<Symbol>& unk, std::vector<Symbol>& symbols);
-  bool push_byte_tokens(std::string_view unit, uint32_t begin, bool byte_level,
-                        std::optional<Symbol>& unk, std::vector<Symbol>& symbols) const;
+  bool push_byte_tokens(std::string_view unit, std::vector<Symbol>& symbols) const;
   void merge_small(std::vector<Symbol>& symbols) const;
   void merge_heap(std::vector<Symbol>& symbols) const;
   int32_t unk_id_or_throw() const;

@@ -2,10 +2,14 @@
 // (last axes = contiguous rows, leading and middle axes = column path,
 // separated axes = permuted copy), keepdim, size-1 and empty dims, a long
 // row (split into fixed pieces across threads), NaN propagation, int and
-// bool inputs.
+// bool inputs. Every test runs at 1, 2 and 4 threads in the same process: the
+// kernels take different paths by thread count (a long row is split across
+// threads only when there are fewer rows than threads), so a bug in one path
+// cannot hide behind the machine's OMP_NUM_THREADS.
 #include <cmath>
 
 #include "backends/cpu_test_util.h"
+#include "loom/parallel.h"
 
 namespace loom::cpu_test {
 namespace {
@@ -15,13 +19,26 @@ using ops::OpKind;
 const std::vector<int64_t> kAxisSets[] = {{},     {0},    {1},    {2},      {0, 1},
                                           {1, 2}, {0, 2}, {2, 0}, {0, 1, 2}};
 
+// The fixture sets the thread count for one test and restores it after.
+class CpuReduce : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    saved_ = get_num_threads();
+    set_num_threads(GetParam());
+  }
+  void TearDown() override { set_num_threads(saved_); }
+
+ private:
+  int saved_ = 1;
+};
+
 std::string axes_str(const std::vector<int64_t>& axes) {
   std::string s = "{";
   for (int64_t a : axes) s += std::to_string(a) + ",";
   return s + "}";
 }
 
-TEST(CpuReduce, EveryAxisSetFloat) {
+TEST_P(CpuReduce, EveryAxisSetFloat) {
   for (const Shape& shape : {Shape{6, 7, 9}, Shape{3, 1, 300}, Shape{1, 5, 1}, Shape{2, 260, 3}})
     for (DType dt : {DType::f32, DType::bf16})
       for (const auto& axes : kAxisSets)
@@ -39,7 +56,7 @@ TEST(CpuReduce, EveryAxisSetFloat) {
           }
 }
 
-TEST(CpuReduce, VarCorrectionZeroAndSingleElement) {
+TEST_P(CpuReduce, VarCorrectionZeroAndSingleElement) {
   for (int64_t correction : {0, 1, 2}) {
     ops::Attrs a;
     a.axes = {1};
@@ -49,7 +66,7 @@ TEST(CpuReduce, VarCorrectionZeroAndSingleElement) {
   }
 }
 
-TEST(CpuReduce, ArgmaxEachAxis) {
+TEST_P(CpuReduce, ArgmaxEachAxis) {
   for (const Shape& shape : {Shape{6, 7, 9}, Shape{1, 300, 2}, Shape{1000}})
     for (DType dt : {DType::f32, DType::bf16, DType::i64, DType::i32})
       for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis) {
@@ -63,7 +80,7 @@ TEST(CpuReduce, ArgmaxEachAxis) {
   expect_match(OpKind::k_argmax, all, {random_operand({4, 5, 6}, DType::f32, 8)}, "argmax all");
 }
 
-TEST(CpuReduce, NanPropagation) {
+TEST_P(CpuReduce, NanPropagation) {
   const double nan = std::nan("");
   Operand x = operand_of({1, nan, 3, 4, 5, 6, nan, 0, 2, 9, 8, 7}, {3, 4}, DType::f32);
   for (OpKind op : {OpKind::k_max, OpKind::k_min, OpKind::k_argmax, OpKind::k_sum})
@@ -74,7 +91,7 @@ TEST(CpuReduce, NanPropagation) {
     }
 }
 
-TEST(CpuReduce, LongRowIsSplitAcrossThreads) {
+TEST_P(CpuReduce, LongRowIsSplitAcrossThreads) {
   Operand x = random_operand({2, 300001}, DType::f32, 9, -1, 3);
   for (OpKind op : {OpKind::k_sum, OpKind::k_mean, OpKind::k_max, OpKind::k_min, OpKind::k_var}) {
     ops::Attrs a;
@@ -87,7 +104,7 @@ TEST(CpuReduce, LongRowIsSplitAcrossThreads) {
   }
 }
 
-TEST(CpuReduce, IntegerAndBoolInputs) {
+TEST_P(CpuReduce, IntegerAndBoolInputs) {
   for (DType dt : {DType::i64, DType::i32, DType::boolean})
     for (const auto& axes : kAxisSets)
       for (OpKind op : {OpKind::k_sum, OpKind::k_max, OpKind::k_min}) {
@@ -99,7 +116,7 @@ TEST(CpuReduce, IntegerAndBoolInputs) {
       }
 }
 
-TEST(CpuReduce, EmptyInputs) {
+TEST_P(CpuReduce, EmptyInputs) {
   ops::Attrs a;
   a.axes = {1};
   a.index = 1;
@@ -115,6 +132,11 @@ TEST(CpuReduce, EmptyInputs) {
     expect_match(op, scalar, {random_operand({}, DType::f32, 1)},
                  std::string(ops::op_name(op)) + " rank 0");
 }
+
+INSTANTIATE_TEST_SUITE_P(Threads, CpuReduce, ::testing::Values(1, 2, 4),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "_threads";
+                         });
 
 }  // namespace
 }  // namespace loom::cpu_test

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -44,8 +45,9 @@ inline nlohmann::json load_json(const std::string& path) {
 }
 
 /// Byte offsets -> character offsets, as tokenizers' BytesToCharOffsetConverter does: a
-/// start inside the text maps to its character; an end at the text's end maps to one past
-/// the last character; a start at the end leaves the pair unchanged.
+/// start inside the text maps to its character; an end maps to one past the character
+/// holding its last byte (end - 1), so an end inside a character (a byte-fallback token)
+/// covers that whole character; a start at the end leaves the pair unchanged.
 inline std::vector<std::vector<int64_t>> to_char_offsets(const std::string& text,
                                                          const std::vector<TokenOffset>& offs) {
   std::vector<int64_t> char_of(text.size());
@@ -62,7 +64,7 @@ inline std::vector<std::vector<int64_t>> to_char_offsets(const std::string& text
       continue;
     }
     int64_t b = char_of[o.begin];
-    int64_t e = o.end < n ? char_of[o.end] : (o.end > 0 ? char_of[o.end - 1] + 1 : b + 1);
+    int64_t e = o.end > 0 ? char_of[std::min(o.end, n) - 1] + 1 : 0;
     out.push_back({b, e});
   }
   return out;

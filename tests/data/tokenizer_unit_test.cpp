@@ -235,6 +235,26 @@ TEST(TokenizerApi, VocabularyQueries) {
   EXPECT_FALSE(bert().token_to_id("no-such-token").has_value());
 }
 
+// WordPiece turns a word longer than max_input_chars_per_word (BERT: 100) into one [UNK];
+// a word of exactly 100 characters is still split (tokenizers' WordPiece: `> max`). Ids
+// from `tokenizers` 0.23 on tests/fixtures/tokenizers/bert/tokenizer.json.
+TEST(TokenizerWordPiece, MaxInputCharsPerWordBoundary) {
+  EncodeOptions plain;
+  plain.add_special_tokens = false;
+  Encoding at_limit = bert().encode(std::string(100, 'a'), plain);
+  ASSERT_EQ(at_limit.ids.size(), 50u);
+  EXPECT_EQ(at_limit.ids[0], 13360);  // "aaa", then 49 x "##aa"
+  EXPECT_EQ(at_limit.ids[1], 11057);
+  EXPECT_EQ(bert().encode(std::string(101, 'a'), plain).ids, std::vector<int32_t>{100});
+  // Characters, not bytes, after the normalizer ("é" -> "e"): 100 stay a word.
+  std::string accented;
+  for (int i = 0; i < 100; ++i) accented += "\u00e9";
+  Encoding e = bert().encode(accented, plain);
+  ASSERT_EQ(e.ids.size(), 50u);
+  EXPECT_EQ(e.ids[0], 25212);  // "ee"
+  EXPECT_EQ(bert().encode(accented + "\u00e9", plain).ids, std::vector<int32_t>{100});
+}
+
 TEST(TokenizerApi, TokenizerConfigChangesBertDefaults) {
   TempDir dir;
   std::ifstream in(source_path("assets/tokenizers/bert-base-uncased/vocab.txt"));

@@ -1,12 +1,17 @@
 // Tolerant tensor comparison for tests: all_close()/expect_close() compare
 // element by element with |actual - expected| <= atol + rtol * |expected|,
-// treating NaN as equal to NaN and an infinity as equal to the same infinity.
+// an infinity equal only to the same infinity. A NaN on either side is a
+// mismatch unless the caller passes Nan::kExpected (the case says NaN is the
+// right answer, e.g. log(-1)); then NaN matches NaN and nothing else. Without
+// that rule a case whose reference is all NaN would pass whatever the kernel
+// computes, as long as it is NaN too.
 // A failure explains itself: shapes, dtypes, how many elements differ, the
 // max difference and where, then the first values side by side (as llm.c's
 // test_gpt2.c and DESIGN.md's "Tests" ask).
 //
 //   expect_close(cpu_out, ref_out, 1e-6, 1e-6);         // two tensors
 //   expect_close(softmax(x), {0.09, 0.24, 0.67}, 1e-6, 0);  // hand-computed values
+//   EXPECT_TRUE(all_close(log(neg_x), ref, 1e-6, 0, Nan::kExpected));  // NaN is the answer
 //
 // Header-only: tests are the only users and CMake compiles only *_test.cpp
 // files into loom_tests.
@@ -24,16 +29,21 @@
 
 namespace loom::testing {
 
+/// Whether NaN is a valid result of the comparison (see the file comment).
+enum class Nan { kNotExpected, kExpected };
+
 /// Element-wise closeness of two value lists (see the file comment).
 /// `what` prefixes the failure message (e.g. "shape [2,3] float32").
 inline ::testing::AssertionResult all_close(const std::vector<double>& actual,
                                             const std::vector<double>& expected, double rtol,
-                                            double atol, const std::string& what = "") {
+                                            double atol, const std::string& what = "",
+                                            Nan nan = Nan::kNotExpected) {
   if (actual.size() != expected.size())
     return ::testing::AssertionFailure() << what << " sizes differ: actual has " << actual.size()
                                          << " elements, expected " << expected.size();
   auto close = [&](double a, double e) {
-    if (std::isnan(a) || std::isnan(e)) return std::isnan(a) && std::isnan(e);
+    if (std::isnan(a) || std::isnan(e))
+      return nan == Nan::kExpected && std::isnan(a) && std::isnan(e);
     if (std::isinf(a) || std::isinf(e)) return a == e;
     return std::fabs(a - e) <= atol + rtol * std::fabs(e);
   };
@@ -53,9 +63,10 @@ inline ::testing::AssertionResult all_close(const std::vector<double>& actual,
   std::ostringstream out;
   out.precision(9);
   out << what << (what.empty() ? "" : ": ") << bad << " of " << actual.size()
-      << " elements differ (rtol " << rtol << ", atol " << atol << "); max |diff| " << max_diff
-      << " at index " << worst << " (actual " << actual[worst] << ", expected " << expected[worst]
-      << ")\n  index      actual            expected          diff\n";
+      << " elements differ (rtol " << rtol << ", atol " << atol
+      << (nan == Nan::kExpected ? ", NaN expected" : ", NaN not expected") << "); max |diff| "
+      << max_diff << " at index " << worst << " (actual " << actual[worst] << ", expected "
+      << expected[worst] << ")\n  index      actual            expected          diff\n";
   auto row = [&](size_t i) {
     out << "  " << i << (close(actual[i], expected[i]) ? "    " : "  * ") << actual[i] << "   "
         << expected[i] << "   " << actual[i] - expected[i] << "\n";
@@ -71,7 +82,7 @@ inline ::testing::AssertionResult all_close(const std::vector<double>& actual,
 
 /// Two tensors: same shape and dtype, then values as above.
 inline ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,
-                                            double rtol, double atol) {
+                                            double rtol, double atol, Nan nan = Nan::kNotExpected) {
   if (!actual.defined() || !expected.defined())
     return ::testing::AssertionFailure() << "undefined tensor (actual defined: " << actual.defined()
                                          << ", expected defined: " << expected.defined() << ")";
@@ -80,16 +91,16 @@ inline ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& 
     return ::testing::AssertionFailure()
            << "actual is " << what << ", expected " << to_string(expected.shape()) << " "
            << dtype_name(expected.dtype());
-  return all_close(actual.to_vector<double>(), expected.to_vector<double>(), rtol, atol, what);
+  return all_close(actual.to_vector<double>(), expected.to_vector<double>(), rtol, atol, what, nan);
 }
 
 /// A tensor against hand-computed values (any dtype; shape checked by count).
 inline ::testing::AssertionResult all_close(const Tensor& actual,
                                             const std::vector<double>& expected, double rtol,
-                                            double atol) {
+                                            double atol, Nan nan = Nan::kNotExpected) {
   if (!actual.defined()) return ::testing::AssertionFailure() << "undefined tensor";
   std::string what = to_string(actual.shape()) + " " + dtype_name(actual.dtype());
-  return all_close(actual.to_vector<double>(), expected, rtol, atol, what);
+  return all_close(actual.to_vector<double>(), expected, rtol, atol, what, nan);
 }
 
 /// Non-fatal gtest check of all_close(actual, expected, rtol, atol).

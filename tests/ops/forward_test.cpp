@@ -49,6 +49,10 @@ Tolerance tolerance_for(const Tensor& expected, int64_t reduce_len) {
   return {base, base * scale};
 }
 
+testing::Nan nan_policy(const OpCase& c) {
+  return c.nan_expected ? testing::Nan::kExpected : testing::Nan::kNotExpected;
+}
+
 class OpForward : public ::testing::TestWithParam<ops::OpKind> {};
 
 TEST_P(OpForward, CpuMatchesReference) {
@@ -75,7 +79,7 @@ TEST_P(OpForward, CpuMatchesReference) {
       EXPECT_EQ(expected.device(), Device("cpu:reference"));
       EXPECT_EQ(actual.device(), Device("cpu"));
       Tolerance tol = tolerance_for(expected, c->reduce_len);
-      EXPECT_TRUE(testing::all_close(actual, expected, tol.rtol, tol.atol));
+      EXPECT_TRUE(testing::all_close(actual, expected, tol.rtol, tol.atol, nan_policy(*c)));
     }
   }
 }
@@ -107,7 +111,15 @@ TEST(OpForwardTolerance, DetectsSmallErrors) {
   Tolerance exact = tolerance_for(ints, 1);
   EXPECT_FALSE(testing::all_close(tensor_i64({1, 2, 4}, {3}), ints, exact.rtol, exact.atol));
   EXPECT_FALSE(testing::all_close(tensor({NAN}, {1}), tensor({1.0f}, {1}), 1, 1));
-  EXPECT_TRUE(testing::all_close(tensor({NAN, INFINITY}, {2}), tensor({NAN, INFINITY}, {2}), 0, 0));
+  // NaN matches NaN only where the case says NaN is expected.
+  EXPECT_FALSE(
+      testing::all_close(tensor({NAN, INFINITY}, {2}), tensor({NAN, INFINITY}, {2}), 0, 0));
+  EXPECT_TRUE(testing::all_close(tensor({NAN, INFINITY}, {2}), tensor({NAN, INFINITY}, {2}), 0, 0,
+                                 testing::Nan::kExpected));
+  EXPECT_FALSE(
+      testing::all_close(tensor({NAN}, {1}), tensor({1.0f}, {1}), 1, 1, testing::Nan::kExpected));
+  EXPECT_FALSE(
+      testing::all_close(tensor({1.0f}, {1}), tensor({NAN}, {1}), 1, 1, testing::Nan::kExpected));
   EXPECT_FALSE(testing::all_close(tensor({1.0f}, {1}), tensor({1.0f}, {1, 1}), 1, 1));
 }
 

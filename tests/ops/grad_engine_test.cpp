@@ -146,17 +146,26 @@ TEST(GradEngine, GradientKeepsTheOperandDtype) {
 
 TEST(GradEngine, CastToIntegerPassesNoGradient) {
   // torch: an integer result does not require grad, so nothing flows back
-  // through a cast to an integer dtype (here it would be the constant 1).
+  // through a cast to an integer dtype. x reaches the loss along a float path
+  // (3x) and through an integer round trip (5 * float(int(x))): only the float
+  // path's gradient may arrive, so x.grad is exactly 3 (8 if the integer cast
+  // passed the gradient through).
   Tensor x = tensor({0.5f, 1.5f}, {2}, kRef).requires_grad_();
-  Tensor n = sum(cast(x, DType::i64));
+  Tensor loss = sum(x * 3.0) + sum(cast(cast(x, DType::i64), DType::f32) * 5.0);
+  loss.backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_TRUE(all_close(x.grad(), {3, 3}, 0, 0));
+
+  // Only the integer path: no gradient at all (loom may also refuse the
+  // backward with a loom::Error, as torch refuses a result without grad).
+  Tensor y = tensor({0.5f, 1.5f}, {2}, kRef).requires_grad_();
+  Tensor n = sum(cast(y, DType::i64));
   try {
     n.backward();
   } catch (const Error&) {
-    // Refusing to back-propagate from an integer result is fine too.
   }
-  Tensor g = x.grad();
-  if (g.defined()) {
-    EXPECT_TRUE(all_close(g, {0, 0}, 0, 0));
+  if (y.grad().defined()) {
+    EXPECT_TRUE(all_close(y.grad(), {0, 0}, 0, 0)) << "a gradient flowed through cast to i64";
   }
 }
 

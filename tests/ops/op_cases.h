@@ -94,6 +94,9 @@ struct OpCase {
   bool grad = true;
   /// Finite-difference step for this case.
   double grad_eps = 4e-3;
+  /// The result holds NaN on purpose (log of a negative, 0/0, NaN inputs): the
+  /// forward tests then let NaN match NaN (ops/compare.h); otherwise any NaN fails.
+  bool nan_expected = false;
   /// For kNondiff ops: the normalized attributes the public call builds for
   /// dtypes[0] (the coverage test feeds them to infer_type).
   std::optional<ops::Attrs> attrs;

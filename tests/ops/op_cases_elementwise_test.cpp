@@ -74,7 +74,8 @@ void add_unary(std::vector<OpCase>& t, const UnarySpec& s) {
                  return {e.values(special, {static_cast<int64_t>(special.size())})};
                },
                .run = run,
-               .grad = false});
+               .grad = false,
+               .nan_expected = true});  // NaN in, NaN out
 }
 
 void add_unary_cases(std::vector<OpCase>& t) {
@@ -133,7 +134,7 @@ struct BinarySpec {
   ScalarFn scalar_fn;  // the (Tensor, double) overload, or nullptr
   std::vector<DType> dtypes;
   bool positive_a = false;  // pow: base > 0
-  bool nonzero_b = false;   // div: divisor away from 0
+  bool nonzero_b = false;   // div: divisor away from 0 (integers: 1..3, never 0)
   bool no_ties = false;     // maximum/minimum: a and b never within 0.125
 };
 
@@ -142,7 +143,11 @@ void add_binary(std::vector<OpCase>& t, const BinarySpec& s) {
     return [s, sa, sb](CaseEnv& e) -> Inputs {
       if (s.no_ties) return {e.distinct(sa, 0.25), add(e.distinct(sb, 0.25), 0.125)};
       Tensor a = s.positive_a ? e.data(sa, 0.5, 2.0) : e.data(sa);
-      Tensor b = s.nonzero_b ? e.away(sb, 0.5) : e.data(sb);
+      // CaseEnv::away keeps 0 in integer dtypes; an integer 0 divisor made
+      // 0 / 0 = NaN on both devices, which compared equal to anything NaN.
+      Tensor b = !s.nonzero_b             ? e.data(sb)
+                 : is_floating(e.dtype()) ? e.away(sb, 0.5)
+                                          : e.grid(sb, 1, 3);
       return {a, b};
     };
   };
@@ -220,7 +225,8 @@ void add_binary_cases(std::vector<OpCase>& t) {
                  return {e.values({1, -1, 0, 2}, {4}), e.values({0, 0, 0, -0.0}, {4})};
                },
                .run = [](const Inputs& in, const CaseEnv&) { return div(in[0], in[1]); },
-               .grad = false});
+               .grad = false,
+               .nan_expected = true});  // 0 / 0
 }
 
 void add_compare_cases(std::vector<OpCase>& t) {
@@ -269,7 +275,8 @@ void add_compare_cases(std::vector<OpCase>& t) {
                    return {e.values({kNaN, 1, kInf, -kInf, 0, -0.0, kNaN}, {7}),
                            e.values({kNaN, kNaN, kInf, 1, -0.0, 0, 1}, {7})};
                  },
-                 .run = run});
+                 .run = run,
+                 .nan_expected = true});  // NaN operands, inf - inf, 0 / 0
   }
 }
 
@@ -379,7 +386,8 @@ void add_cast_cases(std::vector<OpCase>& t) {
                  return {e.values({kNaN, kInf, -kInf, 65504, 65520, 1e-8, -0.0, 3.0e38}, {8})};
                },
                .run = to(DType::f16),
-               .grad = false});
+               .grad = false,
+               .nan_expected = true});  // NaN casts to NaN
   t.push_back({.op = OpKind::k_cast,
                .name = "special_to_bf16",
                .dtypes = {DType::f32},
@@ -387,7 +395,8 @@ void add_cast_cases(std::vector<OpCase>& t) {
                  return {e.values({kNaN, kInf, -kInf, 3.4e38, 1.0 + 1.0 / 256, 1e-40, -0.0}, {7})};
                },
                .run = to(DType::bf16),
-               .grad = false});
+               .grad = false,
+               .nan_expected = true});  // NaN casts to NaN
 }
 
 }  // namespace

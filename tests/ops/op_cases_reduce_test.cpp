@@ -60,7 +60,7 @@ void add_reduce_cases(std::vector<OpCase>& t) {
   add_sum_like(t, OpKind::k_mean, mean, kFloats, false);
   add_sum_like(t, OpKind::k_max, max, kNumeric, true);
   add_sum_like(t, OpKind::k_min, min, kNumeric, true);
-  // Reducing an empty axis: sum gives 0, mean NaN (as torch).
+  // Reducing an empty axis: sum gives 0, mean NaN (as torch: 0 / 0).
   for (auto [op, fn] :
        {std::pair<OpKind, Tensor (*)(const Tensor&, const Axes&, bool)>{OpKind::k_sum, sum},
         {OpKind::k_mean, mean}}) {
@@ -71,7 +71,8 @@ void add_reduce_cases(std::vector<OpCase>& t) {
                    return {e.data({0, 3})};
                  },
                  .run = [fn](const Inputs& in, const CaseEnv&) { return fn(in[0], {0}, false); },
-                 .grad = false});
+                 .grad = false,
+                 .nan_expected = op == OpKind::k_mean});
   }
   for (auto [op, fn] :
        {std::pair<OpKind, Tensor (*)(const Tensor&, const Axes&, bool)>{OpKind::k_max, max},
@@ -100,7 +101,9 @@ void add_reduce_cases(std::vector<OpCase>& t) {
                               const Inputs& in,
                               const CaseEnv&) { return var(in[0], axes, correction, keep); },
                    .reduce_len = r.len,
-                   .grad = r.grad && r.len > 1});
+                   .grad = r.grad && r.len > 1,
+                   // One element with correction 1: 0 / 0, NaN as torch.var.
+                   .nan_expected = r.len <= correction});
     }
   }
 }

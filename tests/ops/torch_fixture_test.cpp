@@ -264,10 +264,14 @@ Tolerance tolerance_for(DType dtype) {
 }
 
 // Adds a gtest failure naming `what` unless `actual` matches `expected` in
-// shape, dtype and values (to the dtype's tolerance).
+// shape, dtype and values (to the dtype's tolerance). `expected` is PyTorch's
+// result, independent of loom, so where PyTorch gives NaN the fixture says NaN
+// is the answer: NaN matches NaN there (ops/compare.h), and only there.
 void expect_matches(const Tensor& actual, const Tensor& expected, const std::string& what) {
   Tolerance tol = tolerance_for(expected.dtype());
-  EXPECT_TRUE(loom::testing::all_close(actual, expected, tol.rtol, tol.atol)) << "  in " << what;
+  EXPECT_TRUE(
+      loom::testing::all_close(actual, expected, tol.rtol, tol.atol, loom::testing::Nan::kExpected))
+      << "  in " << what;
 }
 
 // ---- The test: one instance per (case, device). ----

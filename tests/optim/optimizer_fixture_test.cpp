@@ -76,7 +76,7 @@ class OptimizerFixture : public ::testing::TestWithParam<std::string> {};
 TEST_P(OptimizerFixture, StepsMatchTorch) {
   Device dev(GetParam());
   json fixture = testing::optim_fixture("optimizers.json");
-  ASSERT_GE(fixture["cases"].size(), 6u);
+  ASSERT_GE(fixture["cases"].size(), 7u);
   for (const json& c : fixture["cases"]) {
     SCOPED_TRACE(c["name"].get<std::string>());
     Built b = build(c, dev);
@@ -130,6 +130,48 @@ TEST_P(OptimizerFixture, StepCountsFollowGradients) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, OptimizerFixture, ::testing::Values("cpu", "lazy"));
+
+// The first AdamW step of one parameter, in double: torch's eps placement
+// (sqrt(v) / sqrt(bc2) + eps) or TensorFlow's ((sqrt(v) + eps) / sqrt(bc2)).
+std::vector<double> first_adamw_step(const json& options, const std::vector<double>& init,
+                                     const std::vector<double>& grad, bool torch_placement) {
+  const double lr = options["lr"], wd = options["weight_decay"], eps = options["eps"];
+  const double b1 = options["betas"][0], b2 = options["betas"][1];
+  const double bc1 = 1 - b1, bc2 = 1 - b2;
+  std::vector<double> out(init.size());
+  for (size_t i = 0; i < init.size(); ++i) {
+    const double m = (1 - b1) * grad[i], v = (1 - b2) * grad[i] * grad[i];
+    const double denom = torch_placement ? std::sqrt(v) / std::sqrt(bc2) + eps
+                                         : (std::sqrt(v) + eps) / std::sqrt(bc2);
+    out[i] = init[i] * (1 - lr * wd) - lr / bc1 * m / denom;
+  }
+  return out;
+}
+
+// adamw_eps_matters can tell the two eps placements apart: its first step is
+// torch's formula within the fixture tolerance and far from TensorFlow's (the
+// other AdamW cases' gradients make eps negligible, so they cannot).
+TEST(OptimizerFixtureCases, EpsCaseSeparatesEpsPlacements) {
+  json fixture = testing::optim_fixture("optimizers.json");
+  const json* c = nullptr;
+  for (const json& x : fixture["cases"])
+    if (x["name"] == "adamw_eps_matters") c = &x;
+  ASSERT_NE(c, nullptr);
+  size_t param = 0;
+  for (const json& group : (*c)["groups"]) {
+    for (const json& p : group["params"]) {
+      std::vector<double> init = doubles(p["init"]);
+      std::vector<double> grad = doubles((*c)["steps"][0]["grads"][param]);
+      std::vector<double> want = doubles((*c)["steps"][0]["params"][param]);
+      EXPECT_TRUE(all_close(first_adamw_step(group["options"], init, grad, true), want, 1e-5, 1e-6))
+          << "param " << param;
+      EXPECT_FALSE(
+          all_close(first_adamw_step(group["options"], init, grad, false), want, 1e-4, 1e-5))
+          << "param " << param << ": TensorFlow's eps placement is not told apart";
+      ++param;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace loom

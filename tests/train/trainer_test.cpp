@@ -6,9 +6,11 @@
 // padding; classification metrics end to end; a bf16 run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "loom/bert.h"
+#include "ops/compare.h"
 #include "train/train_test_util.h"
 
 namespace loom {
@@ -147,24 +149,72 @@ TEST(TrainerNumbers, EvaluateWeightsBatchLossesByBatchSize) {
   EXPECT_EQ(t.state().log_history.size(), 1u);
 }
 
+// Cross-entropy of next-token prediction over one example's logits [len, V]
+// (labels shifted by one, as GPT2LMHeadModel): the sum and the token count.
+std::pair<double, int64_t> next_token_loss(const std::vector<float>& logits, int64_t vocab,
+                                           const std::vector<int64_t>& labels) {
+  double total = 0;
+  int64_t n = 0;
+  for (size_t t = 0; t + 1 < labels.size(); ++t, ++n) {
+    const float* row = logits.data() + t * vocab;
+    double m = *std::max_element(row, row + vocab), z = 0;
+    for (int64_t v = 0; v < vocab; ++v) z += std::exp(double(row[v]) - m);
+    total += m + std::log(z) - row[labels[t + 1]];
+  }
+  return {total, n};
+}
+
+// predict() gathers the batches (each padded by the collator to its longest
+// example: labels -100 there, logits whatever the model computes at the pad
+// positions) and pads them to the longest of the whole set with -100
+// (transformers' nested_concat padding_index). The real positions must be the
+// model's own logits for that example, and test_loss the batch-size-weighted
+// mean of the batch losses (evaluation_loop).
 TEST(TrainerNumbers, PredictGathersPaddedLogitsAndLabels) {
   testing::TempDir d;
   TrainingArguments a = testing::quiet_args(d.path());
   a.per_device_eval_batch_size = 2;
   auto ds = testing::token_dataset(5, 0, true);  // lengths 3, 8, 7, 6, 5
-  Trainer t(testing::tiny_gpt2(5), a);
+  auto model = testing::tiny_gpt2(5);
+  Trainer t(model, a);
   testing::silence(t);
   PredictionOutput p = t.predict(ds);
-  EXPECT_EQ(p.predictions.shape(), (Shape{5, 8, 32}));
-  EXPECT_EQ(p.label_ids.shape(), (Shape{5, 8}));
+  const int64_t V = 32, T = 8;
+  ASSERT_EQ(p.predictions.shape(), (Shape{5, T, V}));
+  ASSERT_EQ(p.label_ids.shape(), (Shape{5, T}));
   std::vector<int64_t> labels = p.label_ids.to_vector<int64_t>();
-  EXPECT_EQ(labels[0 * 8 + 3], -100) << "example 0 has 3 tokens, padded within its batch";
-  EXPECT_EQ(labels[4 * 8 + 5], -100) << "example 4 (batch of its own, 5 tokens) padded to 8";
-  EXPECT_EQ(labels[4 * 8 + 4], ds->at(4).input_ids[4]);
   std::vector<float> logits = p.predictions.to_vector<float>();
-  EXPECT_EQ(logits[(4 * 8 + 6) * 32], -100.0f);
-  EXPECT_NE(logits[(4 * 8 + 4) * 32], -100.0f);
-  EXPECT_TRUE(p.metrics.count("test_loss"));
+  model->eval();
+  NoGradGuard no_grad;
+  double weighted_loss = 0;
+  for (int64_t batch = 0; batch < 3; ++batch) {  // batches {0, 1}, {2, 3}, {4}
+    double sum = 0;
+    int64_t tokens = 0, size = 0, longest = 0;
+    for (int64_t i = 2 * batch; i < std::min<int64_t>(5, 2 * batch + 2); ++i)
+      longest = std::max<int64_t>(longest, ds->at(i).input_ids.size());
+    for (int64_t i = 2 * batch; i < std::min<int64_t>(5, 2 * batch + 2); ++i, ++size) {
+      const std::vector<int64_t>& ids = ds->at(i).input_ids;
+      const int64_t len = static_cast<int64_t>(ids.size());
+      ModelInputs in;
+      in.input_ids = tensor_i64(ids, {1, len});
+      std::vector<float> own = model->forward(in).logits.to_vector<float>();
+      std::vector<float> got(logits.begin() + i * T * V, logits.begin() + (i * T + len) * V);
+      EXPECT_TRUE(testing::all_close(std::vector<double>(got.begin(), got.end()),
+                                     std::vector<double>(own.begin(), own.end()), 1e-5, 1e-5,
+                                     "example " + std::to_string(i) + " logits"));
+      for (int64_t s = 0; s < T; ++s) {
+        EXPECT_EQ(labels[i * T + s], s < len ? ids[s] : -100) << "example " << i << " pos " << s;
+        if (s >= longest)
+          EXPECT_EQ(logits[(i * T + s) * V], -100.0f) << "example " << i << " pos " << s;
+      }
+      auto [l, n] = next_token_loss(own, V, ids);
+      sum += l;
+      tokens += n;
+    }
+    weighted_loss += sum / tokens * size;
+  }
+  ASSERT_TRUE(p.metrics.count("test_loss"));
+  EXPECT_NEAR(p.metrics.at("test_loss"), weighted_loss / 5, 1e-4);
   EXPECT_TRUE(p.metrics.count("test_runtime"));
 }
 

@@ -294,24 +294,61 @@ TEST(TrainingArguments, ValidateRejectsNamingTheArgument) {
   }
 }
 
+// Each accepted combination sits next to a rejected one that differs in one
+// value, so the test fails whether validate() is too strict or too lax; the
+// values validate() derives are checked too.
 TEST(TrainingArguments, ValidCombinationsPass) {
   TrainingArguments a;
   a.load_best_model_at_end = true;
   a.eval_strategy = "steps";
   a.eval_steps = 25;
   a.save_steps = 100;  // a multiple of 25
-  EXPECT_NO_THROW(a.validate());
+  ASSERT_EQ(error_of([&] { a.validate(); }), "(no error)");
+  EXPECT_TRUE(a.do_eval);  // eval_strategy != "no"
+  EXPECT_EQ(a.metric_for_best_model, std::optional<std::string>("loss"));
+  EXPECT_EQ(a.greater_is_better, std::optional<bool>(false));  // "loss" ends in "loss"
+  TrainingArguments a_off = TrainingArguments();
+  a_off.load_best_model_at_end = true;
+  a_off.eval_strategy = "steps";
+  a_off.eval_steps = 25;
+  a_off.save_steps = 110;  // not a multiple of 25
+  EXPECT_NE(error_of([&] { a_off.validate(); }).find("multiple of eval_steps"), std::string::npos);
+
   TrainingArguments b;
   b.load_best_model_at_end = true;
   b.eval_strategy = "epoch";
-  b.save_strategy = "best";  // "best" needs no matching strategy
-  EXPECT_NO_THROW(b.validate());
+  b.save_strategy = "best";  // "best" needs no matching strategy...
+  b.metric_for_best_model = "accuracy";
+  ASSERT_EQ(error_of([&] { b.validate(); }), "(no error)");
+  EXPECT_EQ(b.greater_is_better, std::optional<bool>(true));  // "accuracy": higher is better
+  TrainingArguments b_off = b;
+  b_off.save_strategy = "steps";  // ...but "steps" must match eval_strategy "epoch"
+  b_off.greater_is_better.reset();
+  EXPECT_NE(error_of([&] { b_off.validate(); }).find("to match"), std::string::npos);
+  TrainingArguments b_no_eval = TrainingArguments();
+  b_no_eval.save_strategy = "best";  // "best" without evaluation has nothing to compare
+  b_no_eval.metric_for_best_model = "loss";
+  EXPECT_NE(error_of([&] { b_no_eval.validate(); }).find("eval_strategy"), std::string::npos);
+
   TrainingArguments c;
   c.eval_strategy = "steps";
   c.eval_steps = 0.1;
   c.save_steps = 0.3;
   c.load_best_model_at_end = true;  // both ratios, 0.3 a multiple of 0.1
-  EXPECT_NO_THROW(c.validate());
+  ASSERT_EQ(error_of([&] { c.validate(); }), "(no error)");
+  EXPECT_EQ(c.eval_steps, std::optional<double>(0.1));
+  TrainingArguments c_off = TrainingArguments();
+  c_off.eval_strategy = "steps";
+  c_off.eval_steps = 0.1;
+  c_off.save_steps = 30;  // an absolute count with a ratio
+  c_off.load_best_model_at_end = true;
+  EXPECT_NE(error_of([&] { c_off.validate(); }).find("mix a ratio"), std::string::npos);
+
+  TrainingArguments d;  // eval_steps unset: taken from logging_steps (transformers)
+  d.eval_strategy = "steps";
+  d.logging_steps = 7;
+  ASSERT_EQ(error_of([&] { d.validate(); }), "(no error)");
+  EXPECT_EQ(d.eval_steps, std::optional<double>(7));
 }
 
 }  // namespace

@@ -188,8 +188,9 @@ JobCommand parse_job_command(const FlagSet& flags, const CLI::App& app,
   }
   const std::vector<FlagInfo>& job = job_flags();
   for (const auto& [name, value] : cmd.given) {
+    const std::string& flag = name;  // clang < 16 (fuzz/) cannot capture a structured binding
     bool is_job =
-        std::any_of(job.begin(), job.end(), [&](const auto& f) { return f.name == name; });
+        std::any_of(job.begin(), job.end(), [&](const auto& f) { return f.name == flag; });
     if (!is_job) {
       cmd.training.set(name, value);  // "[TrainingArguments] <name>: ..." on a bad value
       continue;

@@ -1,0 +1,29 @@
+// libFuzzer harness: the config.json reader (GPT2Config / BertConfig
+// from_json_string, then validate()). Both configs read every input: a wrong
+// model_type is one of the errors under test. Accepted configs must survive a
+// to_json_string() -> from_json_string() round trip.
+#include <cstdlib>
+
+#include "fuzz_util.h"
+#include "loom/config.h"
+
+namespace {
+
+template <class Config>
+void read_config(const std::string& text) {
+  loom::fuzz::run_guarded("config", [&] {
+    Config cfg = Config::from_json_string(text, "<fuzz>");
+    cfg.validate();
+    Config again = Config::from_json_string(cfg.to_json_string(), "<fuzz round trip>");
+    if (again.to_json_string() != cfg.to_json_string()) std::abort();
+  });
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(loom::fuzz::as_text(data, size));
+  read_config<loom::GPT2Config>(text);
+  read_config<loom::BertConfig>(text);
+  return 0;
+}

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Mutation runner: do loom's tests catch hand-written bugs in its core files?
+
+What it does: keeps a scratch copy of the repository (default build-mutate/tree, a plain
+copy of the tracked and untracked-but-not-ignored files; the checkout itself is never
+edited), builds loom_tests there once, then for each mutant in MUTANTS: applies it (one
+exact text replacement in one file), rebuilds loom_tests incrementally, runs the mutant's
+test subset, and restores the file. A mutant is "killed" when a test fails, "SURVIVED" when
+every test passes (a gap: add the test that would have caught it), "build error" when the
+mutant does not compile (fix the mutant). Before the mutants, every subset runs on the
+unmutated copy and must pass. Writes a Markdown table (default tools/mutate_result.md,
+committed with the last run) and exits 1 when a mutant survived.
+
+Assumes: cmake, ninja and the packages of scripts/setup.sh; about 20 minutes for the first
+build of the scratch copy on 2 cores, then ~1 minute per mutant (one file and the links).
+
+  python3 tools/mutate.py                 # every mutant
+  python3 tools/mutate.py --list          # names and what each changes
+  python3 tools/mutate.py --only adamw_eps_tf_placement bpe_fuse_unk_inverted
+
+Each mutant is a bug the field has shipped or an auditor found (issue 15): a sign, an
+off-by-one, a dropped term, an option inverted. `env` runs its tests under extra
+environment variables (e.g. OMP_NUM_THREADS=1, where a thread-count bug used to hide).
+"""
+import argparse
+import dataclasses
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@dataclasses.dataclass
+class Mutant:
+    name: str
+    file: str  # relative to the repository root
+    old: str  # must occur exactly once in the file
+    new: str
+    tests: str  # --gtest_filter of the subset expected to fail
+    what: str
+    env: dict = dataclasses.field(default_factory=dict)
+
+
+MUTANTS = [
+    Mutant("adamw_eps_tf_placement", "src/optim/adamw.cpp",
+           'add(div(sqrt(v), scalars.get("bc2_sqrt", std::sqrt(bc2), dev)), eps)',
+           'div(add(sqrt(v), eps), scalars.get("bc2_sqrt", std::sqrt(bc2), dev))',
+           "*OptimizerFixture*:*OptimizerState*:*OptimLazy*",
+           "AdamW's eps inside the bias correction (TensorFlow's placement)"),
+    Mutant("bpe_fuse_unk_inverted", "src/data/bpe.cpp",
+           "if (unk && fuse_unk_) {", "if (unk && !fuse_unk_) {",
+           "*Tokenizer*:*Bpe*", "BPE fuse_unk inverted"),
+    Mutant("bpe_ignore_merges_inverted", "src/data/bpe.cpp",
+           "  if (ignore_merges_) {", "  if (!ignore_merges_) {",
+           "*Tokenizer*:*Bpe*", "BPE ignore_merges inverted"),
+    Mutant("reduce_split_row_short", "src/backends/cpu/reduce.cpp",
+           "std::min(kSplit, n - p * kSplit));", "std::min(kSplit, n - p * kSplit) - 1);",
+           "CpuReduce*:*Reduce*",
+           "a thread's piece of a long row one element short (tests at OMP_NUM_THREADS=1)",
+           {"OMP_NUM_THREADS": "1"}),
+    Mutant("grad_sub_sign", "src/autograd/rules_elementwise.cpp",
+           "return {fit(g, in(n, 0)), fit(neg(g), in(n, 1))};",
+           "return {fit(g, in(n, 0)), fit(g, in(n, 1))};",
+           "*Grad*", "sign flip in the gradient of a - b with respect to b"),
+    Mutant("grad_div_sign", "src/autograd/rules_elementwise.cpp",
+           "fit(neg(g * a / (b * b)), b)", "fit(g * a / (b * b), b)",
+           "*Grad*", "sign flip in the gradient of a / b with respect to b"),
+    Mutant("layer_norm_backward_dropped_term", "src/autograd/rules_shape_nn.cpp",
+           " - xhat * mean(dxhat * xhat, {-1}, true));", ");",
+           "*Grad*:*LayerNorm*:*Layers*",
+           "layer_norm backward without the xhat * mean(dxhat * xhat) term"),
+    Mutant("softmax_backward_dropped_term", "src/autograd/rules_shape_nn.cpp",
+           "return {y * (g - sum(g * y, {n.attrs.axis}, true))};", "return {y * g};",
+           "*Grad*", "softmax backward without the sum(g * y) term"),
+    Mutant("cross_entropy_smoothing_sign", "src/autograd/rules_shape_nn.cpp",
+           "- hot * (1.0 - eps) - eps / double(classes);",
+           "- hot * (1.0 - eps) + eps / double(classes);",
+           "*Grad*:*CrossEntropy*:*TorchFixture*",
+           "sign flip of the label-smoothing term in cross_entropy backward"),
+    Mutant("sgd_dampening_ignored", "src/optim/sgd.cpp",
+           "first ? 1.0 : 1.0 - dampening", "1.0",
+           "*OptimizerFixture*:*OptimizerState*:*OptimLazy*", "SGD momentum ignores dampening"),
+    Mutant("clip_grad_no_clamp", "src/optim/clip_grad.cpp",
+           "  coef = minimum(coef, 1.0);\n", "",
+           "*Clip*", "clip_grad_norm_ scales small gradients up (no clamp at 1)"),
+    Mutant("lr_linear_off_by_one", "src/optim/lr_schedule.cpp",
+           "static_cast<double>(n - step) /", "static_cast<double>(n - step - 1) /",
+           "*LRSchedule*", "linear decay one step early"),
+    Mutant("lr_warmup_off_by_one", "src/optim/lr_schedule.cpp",
+           "return static_cast<double>(step) / static_cast<double>(std::max<int64_t>(1, warmup));",
+           "return static_cast<double>(step + 1) / "
+           "static_cast<double>(std::max<int64_t>(1, warmup));",
+           "*LRSchedule*", "warmup one step ahead"),
+    Mutant("csv_doubled_quote_dropped", "src/io/text_files.cpp",
+           "          field.push_back('\"');\n          pos_ += 2;",
+           "          pos_ += 2;",
+           "*TextFiles*:*Dataset*", 'CSV "" inside a quoted field read as nothing'),
+    Mutant("wordpiece_max_chars_off_by_one", "src/data/wordpiece.cpp",
+           "if (chars > max_chars_) {", "if (chars >= max_chars_) {",
+           "*Tokenizer*:*WordPiece*", "WordPiece max_input_chars_per_word one short"),
+    Mutant("top_k_drops_kth", "src/nn/generation.cpp",
+           "    if (x < threshold) x = kRemoved;", "    if (x <= threshold) x = kRemoved;",
+           "*Generat*:LogitsWarpers.*", "top_k removes the k-th token too"),
+    Mutant("sampler_epoch_ignored", "src/data/sampler.cpp",
+           "const uint64_t offset = static_cast<uint64_t>(epoch);", "const uint64_t offset = 0;",
+           "*Sampler*:*DataLoader*", "every epoch shuffled the same way"),
+]
+
+
+def run(cmd, cwd, timeout, env=None, log=None):
+    """Runs cmd; returns (exit code, combined output). A timeout counts as exit 124."""
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace")
+        out = p.stdout
+        code = p.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (
+            e.stdout or "")
+        code = 124
+    if log is not None:
+        log.write(f"$ {' '.join(cmd)}  (exit {code})\n{out}\n")
+        log.flush()
+    return code, out
+
+
+def source_files():
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=ROOT, check=True, stdout=subprocess.PIPE).stdout
+    return [f for f in out.decode().split("\0") if f and (ROOT / f).is_file()]
+
+
+def sync_tree(tree):
+    """Copies every file that differs into the scratch tree (unchanged files keep their
+    mtime, so the scratch build stays incremental)."""
+    changed = 0
+    for rel in source_files():
+        src, dst = ROOT / rel, tree / rel
+        data = src.read_bytes()
+        if dst.is_file() and dst.read_bytes() == data:
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+        shutil.copymode(src, dst)
+        changed += 1
+    return changed
+
+
+def use_tests_of(rev, tree):
+    """Replaces tests/ in the scratch tree by tests/ at `rev` (the next run without
+    --tests-rev copies the current ones back)."""
+    listing = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev, "tests"], cwd=ROOT,
+                             check=True, text=True, stdout=subprocess.PIPE).stdout.split("\n")
+    keep = {f for f in listing if f}
+    for rel in source_files():
+        if rel.startswith("tests/") and rel not in keep and (tree / rel).exists():
+            (tree / rel).unlink()
+    for rel in keep:
+        data = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=ROOT, check=True,
+                              stdout=subprocess.PIPE).stdout
+        dst = tree / rel
+        if not dst.is_file() or dst.read_bytes() != data:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+    print(f"mutate: tests/ as of {rev}", flush=True)
+
+
+def failed_tests(output):
+    # "[  FAILED  ] Suite.Name (12 ms)" or "[  FAILED  ] P/Suite.Name/0, where GetParam() = ..."
+    names = [line.split("]", 1)[1].strip().split(" ")[0].rstrip(",")
+             for line in output.splitlines() if line.startswith("[  FAILED  ]") and "." in line]
+    return sorted(set(names))
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Hand-written mutants of loom's core files.")
+    parser.add_argument("--only", nargs="*", help="mutant names to run (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--scratch", default=str(ROOT / "build-mutate"),
+                        help="scratch folder (a copy of the repository and its build)")
+    parser.add_argument("--out", default=str(ROOT / "tools" / "mutate_result.md"))
+    parser.add_argument("--jobs", default=os.environ.get("LOOM_JOBS", "2"))
+    parser.add_argument("--test-timeout", type=int, default=900)
+    parser.add_argument("--tests-rev", help="run with tests/ as of this git revision (to see "
+                        "what the tests caught before a change); sources stay as checked out")
+    args = parser.parse_args()
+
+    mutants = [m for m in MUTANTS if not args.only or m.name in args.only]
+    if args.list:
+        for m in MUTANTS:
+            print(f"{m.name:36s} {m.file:36s} {m.what}")
+        return 0
+    unknown = set(args.only or []) - {m.name for m in MUTANTS}
+    if unknown:
+        sys.exit(f"mutate: unknown mutant(s) {sorted(unknown)}; see --list")
+
+    scratch = pathlib.Path(args.scratch)
+    tree, build = scratch / "tree", scratch / "tree" / "build"
+    scratch.mkdir(parents=True, exist_ok=True)
+    log = open(scratch / "mutate.log", "w")
+    print(f"mutate: syncing {tree} ({sync_tree(tree)} files changed)", flush=True)
+    if args.tests_rev:
+        use_tests_of(args.tests_rev, tree)
+    for m in mutants:  # fail early on a stale mutant, before any build
+        text = (tree / m.file).read_text()
+        if text.count(m.old) != 1:
+            sys.exit(f"mutate: {m.name}: the text to replace occurs {text.count(m.old)} times "
+                     f"in {m.file} (must be once); update the mutant")
+
+    env = dict(os.environ)
+    if not (build / "build.ninja").exists():
+        code, out = run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja",
+                         "-DCMAKE_BUILD_TYPE=Release", "-DLOOM_BUILD_BENCH=OFF",
+                         "-DLOOM_UNITY_BUILD=OFF", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"],
+                        tree, 600, env, log)
+        if code != 0:
+            sys.exit(f"mutate: configure failed:\n{out[-3000:]}")
+    ninja = ["ninja", "-C", str(build), f"-j{args.jobs}", "loom_tests"]
+    t0 = time.time()
+    print("mutate: building the unmutated copy", flush=True)
+    code, out = run(ninja, tree, 7200, env, log)
+    if code != 0:
+        sys.exit(f"mutate: the unmutated copy does not build:\n{out[-3000:]}")
+    print(f"mutate: built in {time.time() - t0:.0f}s", flush=True)
+
+    binary = str(build / "loom_tests")
+    for m in mutants:  # baseline: every subset passes unmutated
+        code, out = run([binary, f"--gtest_filter={m.tests}", "--gtest_brief=1"], tree,
+                        args.test_timeout, dict(env, **m.env), log)
+        if code != 0:
+            sys.exit(f"mutate: {m.name}: its tests fail without the mutant: "
+                     f"{failed_tests(out) or out[-2000:]}")
+        if "[  PASSED  ] 0 tests" in out:
+            sys.exit(f"mutate: {m.name}: filter {m.tests} selects no test")
+
+    rows = []
+    for m in mutants:
+        path = tree / m.file
+        original = path.read_text()
+        path.write_text(original.replace(m.old, m.new, 1))
+        start = time.time()
+        try:
+            code, out = run(ninja, tree, 3600, env, log)
+            if code != 0:
+                result, detail = "build error", out[-300:].replace("\n", " ")
+            else:
+                code, out = run([binary, f"--gtest_filter={m.tests}", "--gtest_brief=1"], tree,
+                                args.test_timeout, dict(env, **m.env), log)
+                failed = failed_tests(out)
+                if code == 0:
+                    result, detail = "SURVIVED", ""
+                elif code == 124:
+                    result, detail = "killed", "timeout"
+                else:
+                    result = "killed"
+                    detail = ", ".join(failed[:4]) + (f" (+{len(failed) - 4})" if len(failed) > 4
+                                                      else "") if failed else f"exit {code}"
+        finally:
+            path.write_text(original)
+        took = time.time() - start
+        rows.append((m, result, detail, took))
+        print(f"mutate: {m.name:36s} {result:12s} {took:5.0f}s  {detail}", flush=True)
+    run(ninja, tree, 3600, env, log)  # leave the scratch build unmutated
+
+    survived = [m.name for m, r, _, _ in rows if r != "killed"]
+    with open(args.out, "w") as f:
+        f.write("# Mutation run (tools/mutate.py)\n\n")
+        if args.tests_rev:
+            f.write(f"Sources as checked out, **tests/ as of {args.tests_rev}**.\n\n")
+        f.write(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit "
+                f"{subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, text=True, stdout=subprocess.PIPE).stdout.strip()}"
+                f" (plus uncommitted changes, if any). {len(rows) - len(survived)} of {len(rows)}"
+                " mutants killed.\n\n")
+        f.write("| mutant | file | what | tests run | result | failing tests | s |\n")
+        f.write("|---|---|---|---|---|---|---|\n")
+        for m, result, detail, took in rows:
+            env_note = "".join(f" ({k}={v})" for k, v in m.env.items())
+            f.write(f"| {m.name} | {m.file} | {m.what} | `{m.tests}`{env_note} | {result} | "
+                    f"{detail.replace('|', '/')} | {took:.0f} |\n")
+    print(f"mutate: wrote {args.out}; survived: {survived or 'none'}")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
