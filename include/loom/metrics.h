@@ -4,7 +4,11 @@
 // OutboundData (bytes); timers CompileTime, ExecuteTime,
 // TransferToDeviceTime, TransferFromDeviceTime (nanoseconds); samples
 // TensorsGraphSize (instrs per synced graph); and the cause of every
-// recompile (an uncached compile after the first).
+// recompile (an uncached compile after the first). Memory: counters
+// DonatedBytes, DonationVetoed, OutputAllocatedBytes, ArenaAllocatedBytes,
+// TransferToDeviceBytes, TransferFromDeviceBytes; per executable its memory
+// plan (planned_peak_bytes = arena_bytes + output_bytes, donated_bytes,
+// in_place, steps), as XLA's buffer-assignment stats.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +27,8 @@ std::vector<std::string> recompile_causes();
 /// Multi-line human-readable report of every counter, timer and cause.
 std::string report();
 /// The same as a JSON object {"counters": {...}, "timers": {...},
-/// "recompile_causes": [...]} (written to lazy_metrics.json by the Trainer).
+/// "recompile_causes": [...], "executables": {"<key>": {"planned_peak_bytes":
+/// ..., ...}}} (written to lazy_metrics.json by the Trainer).
 std::string report_json();
 /// Clears everything (tests).
 void reset();
@@ -32,5 +37,11 @@ void reset();
 void add_counter(const std::string& name, int64_t delta = 1);
 void add_time(const std::string& name, int64_t ns);
 void add_recompile_cause(const std::string& cause);
+/// Records (or replaces) the stats of the executable compiled for `key`
+/// (hex graph key): name -> value, e.g. {"planned_peak_bytes", 1048576}.
+void record_executable(const std::string& key,
+                       const std::vector<std::pair<std::string, int64_t>>& stats);
+/// The largest planned_peak_bytes recorded since reset() (0 if none).
+int64_t max_planned_peak_bytes();
 
 }  // namespace loom::metrics

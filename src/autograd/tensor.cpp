@@ -81,7 +81,7 @@ Tensor Tensor::to(const Device& device) const {
 
 Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 
-const void* Tensor::data() const { return lazy::materialize(*this)->data(); }
+const void* Tensor::data() const { return lazy::host_data(*this); }
 
 double Tensor::item() const {
   LOOM_CHECK(numel() == 1, "[item] tensor with ", numel(), " elements cannot be converted to a "

@@ -1,5 +1,7 @@
-// The metrics registry: counters, timers and recompile causes behind one
-// mutex; text and JSON reports.
+// The metrics registry: counters, timers, recompile causes and executables'
+// memory plans behind one mutex; text and JSON reports. In core/ so that
+// backends can count launches and transfers.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -19,6 +21,7 @@ struct Registry {
   std::map<std::string, int64_t> counters;
   std::map<std::string, Timer> timers;
   std::vector<std::string> causes;
+  std::map<std::string, std::vector<std::pair<std::string, int64_t>>> executables;
 };
 Registry& registry() {
   static Registry r;
@@ -65,9 +68,25 @@ void add_recompile_cause(const std::string& cause) {
   std::lock_guard<std::mutex> lock(r.mu);
   r.causes.push_back(cause);
 }
+void record_executable(const std::string& key,
+                       const std::vector<std::pair<std::string, int64_t>>& stats) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.executables[key] = stats;
+}
+int64_t max_planned_peak_bytes() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  int64_t best = 0;
+  for (const auto& [k, stats] : r.executables)
+    for (const auto& [name, v] : stats)
+      if (name == "planned_peak_bytes") best = std::max(best, v);
+  return best;
+}
 void reset() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  r.executables.clear();
   r.counters.clear();
   r.timers.clear();
   r.causes.clear();
@@ -83,6 +102,9 @@ std::string report_json() {
   for (const auto& [k, t] : r.timers)
     j["timers"][k] = {{"total_ns", t.total_ns}, {"count", t.count}};
   j["recompile_causes"] = r.causes;
+  j["executables"] = nlohmann::json::object();
+  for (const auto& [k, stats] : r.executables)
+    for (const auto& [name, v] : stats) j["executables"][k][name] = v;
   return j.dump(2);
 }
 
@@ -95,6 +117,11 @@ std::string report() {
     out << "Metric: " << k << " total=" << double(t.total_ns) / 1e6 << "ms count=" << t.count
         << "\n";
   for (const auto& c : r.causes) out << "Recompile: " << c << "\n";
+  for (const auto& [k, stats] : r.executables) {
+    out << "Executable: " << k;
+    for (const auto& [name, v] : stats) out << " " << name << "=" << v;
+    out << "\n";
+  }
   return out.str();
 }
 
