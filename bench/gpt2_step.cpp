@@ -18,9 +18,9 @@
 // mapped: large buffers allocated anew each step instead of reused).
 // Peak RSS is VmHWM of /proc/self/status, reset (clear_refs 5) before each
 // loom column (the lazy column's note gives the memory plan's planned peak
-// beside it: the largest executable's arena + undonated outputs); the peer runs each column in its own process. The peer gets its
-// best set-up in its own process only: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE
-// unset, OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS =
+// beside it: the largest executable's arena + undonated outputs); the peer runs each column in its
+// own process. The peer gets its best set-up in its own process only: OPENBLAS_CORETYPE /
+// OPENBLAS_L2_SIZE unset, OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS =
 // torch.set_num_threads = --threads; it prints the GEMM library and kernel it
 // uses (lines starting with "gemm:" and MKL_VERBOSE). Last lines:
 // ratio_lazy_vs_torch=<loom lazy tokens/s / PyTorch eager tokens/s> and

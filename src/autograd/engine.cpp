@@ -98,7 +98,8 @@ void backward(const Tensor& root, const Tensor& gradient) {
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     GradNode* node = *it;
     LOOM_CHECK(!node->released, "[backward] trying to backward through the graph a second time (",
-               ops::op_name(node->op), " was freed by an earlier backward(); run the forward again)");
+               ops::op_name(node->op),
+               " was freed by an earlier backward(); run the forward again)");
     Tensor g = grads[node];
     grads.erase(node);
     if (!g.defined()) {

@@ -9,7 +9,8 @@ namespace loom::backends {
 using compiler::memory::Placement;
 
 Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program)
-    : backend_(backend), program_(std::move(program)),
+    : backend_(backend),
+      program_(std::move(program)),
       plan_(compiler::memory::plan_memory(*program_)) {
   for (Placement p : plan_.placement) needs_arena_ = needs_arena_ || p == Placement::arena;
 }

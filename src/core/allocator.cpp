@@ -2,13 +2,7 @@
 #include "core/allocator.h"
 
 #include <cstdlib>
-#include <limits>
 #include <new>
-#include <string>
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 namespace loom {
 namespace {
@@ -25,28 +19,8 @@ class HostAllocator final : public Allocator {
 
 }  // namespace
 
-// Large blocks from glibc malloc are fresh mmap'ed pages: every allocation
-// of a big kernel temporary (a reduction's double accumulators, a dtype
-// copy) is then page-faulted and zeroed by the kernel, on every step. Unless
-// LOOM_MALLOC_RETAIN=0, loom asks glibc to serve every block from its heap
-// and to keep freed memory (M_MMAP_MAX = 0, M_TRIM_THRESHOLD = 2 GiB, one
-// arena: M_ARENA_MAX = 1), so a step's temporaries reuse the previous step's
-// pages (mallopt(3)).
-void retain_freed_memory() {
-#if defined(__GLIBC__)
-  const char* s = std::getenv("LOOM_MALLOC_RETAIN");
-  if (s && std::string(s) == "0") return;
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-  mallopt(M_ARENA_MAX, 1);  // a thread arena would still mmap blocks over 64 MiB
-#endif
-}
-
 Allocator& host_allocator() {
-  static HostAllocator* a = [] {
-    retain_freed_memory();
-    return new HostAllocator();  // never destroyed: buffers outlive statics
-  }();
+  static HostAllocator* a = new HostAllocator();  // never destroyed: buffers outlive statics
   return *a;
 }
 

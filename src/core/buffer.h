@@ -18,8 +18,7 @@ class Buffer {
   /// `allocator`; contents uninitialized. `host_visible` = false marks
   /// device memory host code must not touch. Throws std::bad_alloc when
   /// memory runs out.
-  explicit Buffer(size_t nbytes, Allocator& allocator = host_allocator(),
-                  bool host_visible = true);
+  explicit Buffer(size_t nbytes, Allocator& allocator = host_allocator(), bool host_visible = true);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

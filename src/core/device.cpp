@@ -11,7 +11,8 @@ namespace {
 bool is_name(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c))))
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c))))
       return false;
   return true;
 }

@@ -52,8 +52,9 @@ std::shared_ptr<backends::Executable> compile_graph(const Collected& c, const Ha
   auto program =
       std::make_shared<compiler::Program>(compiler::lower(optimized, caps.fuse_elementwise));
   std::shared_ptr<backends::Executable> exe = backend.compile(std::move(program));
-  metrics::add_time("CompileTime", std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       Clock::now() - t0).count());
+  metrics::add_time(
+      "CompileTime",
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
   report_plan(*exe, key);
   state.cache.put(key, exe);
   return exe;

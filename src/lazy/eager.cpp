@@ -53,9 +53,9 @@ std::shared_ptr<backends::Executable> executable_for(const backends::Backend& ba
 
 }  // namespace
 
-BufferPtr run_eager(const backends::Backend& backend, ops::OpKind op,
-                    std::vector<BufferPtr> inputs, const std::vector<ops::TensorType>& types,
-                    const ops::Attrs& attrs, const ops::TensorType& out_type) {
+BufferPtr run_eager(const backends::Backend& backend, ops::OpKind op, std::vector<BufferPtr> inputs,
+                    const std::vector<ops::TensorType>& types, const ops::Attrs& attrs,
+                    const ops::TensorType& out_type) {
   auto exe = executable_for(backend, op, types, attrs, out_type);
   std::vector<bool> donatable(inputs.size(), false);
   return exe->run(std::move(inputs), donatable)[0];

@@ -17,9 +17,9 @@ namespace loom::lazy {
 /// Runs `op` on `inputs` (host buffers of `types`) on `backend` and returns
 /// the result's buffer (`out_type`). Throws what the kernel throws.
 /// Counts EagerCompile (a signature compiled) and EagerCachedCompile.
-BufferPtr run_eager(const backends::Backend& backend, ops::OpKind op,
-                    std::vector<BufferPtr> inputs, const std::vector<ops::TensorType>& types,
-                    const ops::Attrs& attrs, const ops::TensorType& out_type);
+BufferPtr run_eager(const backends::Backend& backend, ops::OpKind op, std::vector<BufferPtr> inputs,
+                    const std::vector<ops::TensorType>& types, const ops::Attrs& attrs,
+                    const ops::TensorType& out_type);
 
 /// Empties the eager cache (tests; lazy::clear_compile_cache calls it).
 void clear_eager_cache();

@@ -27,7 +27,8 @@ void execute(Job& job) {
         job.executable->run(std::move(inputs), job.collected.donatable);
     rebind_outputs(job, std::move(outputs));
     metrics::add_time("ExecuteTime", std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                         std::chrono::steady_clock::now() - t0).count());
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
     metrics::add_counter("ExecuteCount");
     job.done.set_value();
   } catch (...) {

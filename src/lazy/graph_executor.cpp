@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "backends/backend.h"
+#include "core/malloc_policy.h"
 #include "lazy/eager.h"
 #include "lazy/executor.h"
 #include "lazy/graph_executor.h"
@@ -36,6 +37,7 @@ struct State {
 State& state() {
   static State* s = [] {
     metrics::counter("");
+    retain_freed_memory();  // steps reuse their temporaries' pages
     backends::cpu_backend().warm_up();
     backends::reference_backend().warm_up();
     auto* created = new State();

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "loom/device.h"
-#include "loom/lazy.h"
 #include "loom/error.h"
+#include "loom/lazy.h"
 #include "loom/optim.h"
 #include "loom/training_args.h"
 

@@ -5,6 +5,7 @@
 // at run time: a steady-state step allocates no arena and donates.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -13,10 +14,10 @@
 
 #include "backends/backend.h"
 #include "backends/executable.h"
+#include "common/error_of.h"
 #include "lazy/dispatch.h"
 #include "lazy/lazy_test_util.h"
 #include "loom/error.h"
-#include "common/error_of.h"
 
 namespace loom {
 namespace {
@@ -47,8 +48,9 @@ TEST(SimDevice, CopiesRoundTripThroughTheStream) {
   sim.copy_to_device(in.data(), *b, in.size() * sizeof(float));
   sim.copy_to_host(*b, out.data(), out.size() * sizeof(float));
   EXPECT_EQ(in, out);
-  EXPECT_NE(std::string(testing::error_of([&] { sim.copy_to_host(*b, out.data(), 1 << 20); })).find(
-                "[sim] copy of 1048576 bytes from a 4000-byte buffer"),
+  EXPECT_NE(std::string(testing::error_of([&] {
+              sim.copy_to_host(*b, out.data(), 1 << 20);
+            })).find("[sim] copy of 1048576 bytes from a 4000-byte buffer"),
             std::string::npos);
 }
 
@@ -106,17 +108,21 @@ TEST(DeviceNames, IndexParsedPrintedAndChecked) {
   EXPECT_EQ(Device("lazy:sim:2").index, 2);
   EXPECT_NE(Device("lazy:sim"), Device("lazy:cpu"));
   for (const char* bad : {"lazy:", "lazy:CPU", "lazy:cpu:x", "lazy:cpu:-1", "gpu", "cpu:0:1"})
-    EXPECT_NE(std::string(testing::error_of([&] { Device d(bad); })).find("[device] unknown device"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(testing::error_of([&] { Device d(bad); })).find("[device] unknown device"),
+        std::string::npos)
         << bad;
-  EXPECT_NE(std::string(testing::error_of([] { lazy::check_device(Device("lazy:sim:1")); }))
-                .find("[device] lazy:sim:1: backend sim has 1 device(s)"),
+  EXPECT_NE(std::string(testing::error_of([] {
+              lazy::check_device(Device("lazy:sim:1"));
+            })).find("[device] lazy:sim:1: backend sim has 1 device(s)"),
             std::string::npos);
-  EXPECT_NE(std::string(testing::error_of([] { lazy::check_device(Device("lazy:tpu")); }))
-                .find("[backend] unknown backend 'tpu' (expected cpu, reference, sim)"),
+  EXPECT_NE(std::string(testing::error_of([] {
+              lazy::check_device(Device("lazy:tpu"));
+            })).find("[backend] unknown backend 'tpu' (expected cpu, reference, sim)"),
             std::string::npos);
-  EXPECT_NE(std::string(testing::error_of([] { zeros({2}).to(Device("lazy:tpu")); }))
-                .find("unknown backend 'tpu'"),
+  EXPECT_NE(std::string(testing::error_of([] {
+              zeros({2}).to(Device("lazy:tpu"));
+            })).find("unknown backend 'tpu'"),
             std::string::npos);
 }
 
@@ -136,18 +142,21 @@ TEST(MemoryPlanAtRunTime, SteadyStateStepsAllocateNoArenaAndDonate) {
   int64_t donated = metrics::counter("DonatedBytes");
   int64_t fresh = metrics::counter("OutputAllocatedBytes");
   for (int step = 3; step < 6; ++step) {
-    mlp.train_step(x, y, step);
+    Tensor loss = mlp.train_step(x, y, step);  // held across mark_step, as a loop does
     lazy::mark_step();
-    lazy::wait();
+    EXPECT_TRUE(std::isfinite(loss.item()));
   }
   EXPECT_GT(arena, 0);
-  EXPECT_EQ(metrics::counter("ArenaAllocatedBytes"), arena) << "a cached executable keeps its arena";
+  EXPECT_EQ(metrics::counter("ArenaAllocatedBytes"), arena)
+      << "a cached executable keeps its arena";
   // Parameters and both AdamW moments are overwritten each step: donated.
   int64_t state_bytes = 0;
   for (const Tensor& p : mlp.params) state_bytes += 3 * p.numel() * 4;
   EXPECT_EQ(metrics::counter("DonatedBytes") - donated, 3 * state_bytes);
-  EXPECT_LT(metrics::counter("OutputAllocatedBytes") - fresh, state_bytes / 10)
-      << "only small outputs (the loss) are allocated per step";
+  // backward() freed the autograd graph, so the held loss keeps no saved
+  // activation alive: only the loss itself is a fresh output.
+  EXPECT_LT(metrics::counter("OutputAllocatedBytes") - fresh, 64)
+      << "only the scalar loss is allocated per step";
   EXPECT_GT(metrics::max_planned_peak_bytes(), 0);
 }
 

@@ -36,8 +36,8 @@ void expect_no_overlap(const std::vector<ArenaRequest>& rs, const ArenaLayout& l
     EXPECT_LE(l.offset[a] + rs[a].nbytes, l.nbytes);
     for (size_t b = a + 1; b < rs.size(); ++b) {
       bool same_time = rs[a].first <= rs[b].last && rs[b].first <= rs[a].last;
-      bool same_bytes = l.offset[a] < l.offset[b] + rs[b].nbytes &&
-                        l.offset[b] < l.offset[a] + rs[a].nbytes;
+      bool same_bytes =
+          l.offset[a] < l.offset[b] + rs[b].nbytes && l.offset[b] < l.offset[a] + rs[a].nbytes;
       EXPECT_FALSE(same_time && same_bytes && rs[a].nbytes && rs[b].nbytes)
           << "requests " << a << " and " << b;
     }

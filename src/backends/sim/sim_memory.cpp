@@ -25,8 +25,8 @@ SimMemory::SimMemory() {
   size_t mb = s ? static_cast<size_t>(std::atoll(s)) : size_t{65536};
   reserved_ = round_up(mb << 20, page_size());
   void* p = mmap(nullptr, reserved_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  LOOM_CHECK(p != MAP_FAILED, "[sim] cannot reserve ", mb, " MiB of address space: ",
-             std::strerror(errno), " (set LOOM_SIM_MEMORY_MB lower)");
+  LOOM_CHECK(p != MAP_FAILED, "[sim] cannot reserve ", mb,
+             " MiB of address space: ", std::strerror(errno), " (set LOOM_SIM_MEMORY_MB lower)");
   base_ = static_cast<std::byte*>(p);
 }
 

@@ -33,8 +33,8 @@ class SimMemory final : public Allocator {
   void protect(size_t from, size_t to, bool accessible);
   std::byte* base_ = nullptr;
   size_t reserved_ = 0;
-  size_t high_ = 0;     // bytes of the region ever handed out (page-rounded)
-  size_t top_ = 0;      // bump pointer
+  size_t high_ = 0;  // bytes of the region ever handed out (page-rounded)
+  size_t top_ = 0;   // bump pointer
   size_t used_ = 0;
   bool open_ = false;
   std::map<size_t, size_t> free_;  // offset -> size, coalesced

@@ -39,9 +39,8 @@ ArenaLayout place_in_arena(const std::vector<ArenaRequest>& requests) {
   out.offset.assign(requests.size(), 0);
   std::vector<size_t> order(requests.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return requests[a].nbytes > requests[b].nbytes;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return requests[a].nbytes > requests[b].nbytes; });
   std::vector<size_t> placed;  // request indices, in placement order
   std::vector<Placed> busy;
   for (size_t r : order) {

@@ -34,7 +34,8 @@ class Planner {
     plan_.donated_to.assign(g_.inputs.size(), -1);
     is_output_.assign(n, false);
     for (int v : g_.outputs) is_output_[v] = true;
-    for (int v = 0; v < static_cast<int>(g_.inputs.size()); ++v) plan_.placement[v] = Placement::input;
+    for (int v = 0; v < static_cast<int>(g_.inputs.size()); ++v)
+      plan_.placement[v] = Placement::input;
     buffer_of_.assign(n, -1);
   }
 
