@@ -6,7 +6,8 @@
 // TensorsGraphSize (instrs per synced graph); and the cause of every
 // recompile (an uncached compile after the first). Memory: counters
 // DonatedBytes, DonationVetoed, OutputAllocatedBytes, ArenaAllocatedBytes,
-// TransferToDeviceBytes, TransferFromDeviceBytes; per executable its memory
+// TransferToDeviceBytes, TransferFromDeviceBytes; eager one-node programs:
+// EagerCompile, EagerCachedCompile; per executable its memory
 // plan (planned_peak_bytes = arena_bytes + output_bytes, donated_bytes,
 // in_place, steps), as XLA's buffer-assignment stats.
 #pragma once

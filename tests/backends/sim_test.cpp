@@ -2,7 +2,8 @@
 // host's reach (a host access faults), copies round-trip, its stream runs
 // in order and reports kernel errors, and training on it gives lazy:cpu's
 // numbers bit for bit. Plus device names with an index, and the memory plan
-// at run time: a steady-state step allocates no arena and donates.
+// at run time: a steady-state step allocates no arena and donates; eager
+// ops as cached one-node programs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -157,6 +158,22 @@ TEST(MemoryPlanAtRunTime, SteadyStateStepsAllocateNoArenaAndDonate) {
   EXPECT_LT(metrics::counter("OutputAllocatedBytes") - fresh, 64)
       << "only the scalar loss is allocated per step";
   EXPECT_GT(metrics::max_planned_peak_bytes(), 0);
+}
+
+TEST(EagerOps, RunAsOneNodeProgramsCompiledOncePerSignature) {
+  testing::reset_lazy();  // also empties the eager cache
+  Tensor a = tensor({1, 2, 3}, {3}), b = tensor({10, 20, 30}, {3});
+  int64_t compiles = metrics::counter("EagerCompile");
+  Tensor c = add(a, b);
+  EXPECT_EQ(metrics::counter("EagerCompile"), compiles + 1);
+  Tensor d = add(c, b);  // same op, attributes and operand types: cached
+  EXPECT_EQ(metrics::counter("EagerCompile"), compiles + 1);
+  EXPECT_GE(metrics::counter("EagerCachedCompile"), 1);
+  Tensor e = add(tensor({1, 2}, {2}), tensor({3, 4}, {2}));  // a new shape: a new program
+  EXPECT_EQ(metrics::counter("EagerCompile"), compiles + 2);
+  EXPECT_EQ(d.to_vector<float>(), (std::vector<float>{21, 42, 63}));
+  EXPECT_EQ(e.to_vector<float>(), (std::vector<float>{4, 6}));
+  EXPECT_EQ(metrics::counter("UncachedCompile"), 0) << "eager programs are not lazy compiles";
 }
 
 }  // namespace
