@@ -27,9 +27,10 @@
 // faults/step is the median number of minor page faults in a step (fresh pages
 // mapped: large buffers allocated anew each step instead of reused).
 // Peak RSS is VmHWM of /proc/self/status, reset (clear_refs 5) before each
-// loom column; the peer runs each column in its own process. The peer gets its
-// best set-up in its own process only: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE
-// unset, OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS =
+// loom column (the lazy column's note gives the memory plan's planned peak
+// beside it: the largest executable's arena + undonated outputs); the peer runs each column in its
+// own process. The peer gets its best set-up in its own process only: OPENBLAS_CORETYPE /
+// OPENBLAS_L2_SIZE unset, OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS =
 // torch.set_num_threads = --threads; it prints the GEMM library and kernel it
 // uses (lines starting with "gemm:" and MKL_VERBOSE). Last lines:
 // ratio_lazy_vs_torch=<loom lazy tokens/s / PyTorch eager tokens/s> and
@@ -140,9 +141,11 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   }
   timer.finish(r);
   if (dev.is_lazy()) {
-    char buf[160];
-    std::snprintf(buf, sizeof(buf), "trace+launch %.1f ms of the step (median)",
-                  bench::median(trace));
+    char buf[256];
+    std::snprintf(buf, sizeof(buf),
+                  "trace+launch %.1f ms of the step (median); planned peak %.1f MB (largest "
+                  "executable: arena + undonated outputs)",
+                  bench::median(trace), loom::metrics::max_planned_peak_bytes() / (1024.0 * 1024.0));
     r.note = buf;
   }
   return r;

@@ -28,7 +28,7 @@ RANK = {name: i for i, name in enumerate(LAYERS)}
 # Public headers whose layer the stem rule would get wrong: "name.h": "layer".
 # tensor.h declares the handle the lazy layer stores (its methods are
 # implemented above, in autograd, which is allowed: a layer may use lower ones).
-PUBLIC_HEADER_LAYER = {"tensor.h": "lazy", "lazy.h": "lazy", "metrics.h": "lazy", "nn.h": "nn"}
+PUBLIC_HEADER_LAYER = {"tensor.h": "lazy", "lazy.h": "lazy", "metrics.h": "core", "nn.h": "nn"}
 
 SOURCE_EXTS = (".h", ".hpp", ".cpp", ".cc", ".def", ".inc", ".cu", ".cuh")
 IMPL_EXTS = (".cpp", ".cc", ".cu")  # files that can implement a public header

@@ -30,6 +30,12 @@ void sync(const std::vector<Tensor>& tensors);
 /// which syncs with a warning past LOOM_MAX_GRAPH_NODES, default 200000).
 int64_t pending_nodes();
 
+/// Checks that `device` can be used: for a lazy device, that its backend is
+/// registered and has the device's index. Throws loom::Error "[device]
+/// lazy:sim:3: backend sim has 1 device(s)" or "[backend] unknown backend
+/// 'x' (expected cpu, reference, sim)".
+void check_device(const Device& device);
+
 /// Empties the in-memory compile cache and the recompile-cause history (tests).
 void clear_compile_cache();
 

@@ -5,7 +5,12 @@
 // TransferToDeviceTime, TransferFromDeviceTime (nanoseconds); samples
 // TensorsGraphSize (instrs per synced graph); and the cause of every
 // recompile (an uncached compile after the first). Timers also keep a window
-// of their last samples, for the percentiles of the reports.
+// of their last samples, for the percentiles of the reports. Memory: counters
+// DonatedBytes, DonationVetoed, OutputAllocatedBytes, ArenaAllocatedBytes,
+// TransferToDeviceBytes, TransferFromDeviceBytes; eager one-node programs:
+// EagerCompile, EagerCachedCompile; per executable its memory
+// plan (planned_peak_bytes = arena_bytes + output_bytes, donated_bytes,
+// in_place, steps), as XLA's buffer-assignment stats.
 #pragma once
 
 #include <cstddef>
@@ -38,8 +43,9 @@ std::vector<std::string> recompile_causes();
 std::string report();
 /// The same as a JSON object {"counters": {name: value}, "timers": {name:
 /// {"total_ns", "count", "percentiles": {"1%": v, ..., "99%": v}}},
-/// "recompile_causes": [...]} (written to lazy_metrics.json by `loom
-/// train`). Timers hold nanoseconds, except TensorsGraphSize (instructions).
+/// "recompile_causes": [...], "executables": {"<key>": {"planned_peak_bytes":
+/// ..., ...}}} (written to lazy_metrics.json by `loom train`). Timers hold
+/// nanoseconds, except TensorsGraphSize (instructions).
 std::string report_json();
 /// lazy_metrics.json text as PyTorch/XLA's metrics_report() prints it:
 ///   Metric: CompileTime
@@ -65,5 +71,11 @@ void reset();
 void add_counter(const std::string& name, int64_t delta = 1);
 void add_time(const std::string& name, int64_t ns);
 void add_recompile_cause(const std::string& cause);
+/// Records (or replaces) the stats of the executable compiled for `key`
+/// (hex graph key): name -> value, e.g. {"planned_peak_bytes", 1048576}.
+void record_executable(const std::string& key,
+                       const std::vector<std::pair<std::string, int64_t>>& stats);
+/// The largest planned_peak_bytes recorded since reset() (0 if none).
+int64_t max_planned_peak_bytes();
 
 }  // namespace loom::metrics

@@ -50,15 +50,21 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
 
 namespace {
 
-std::vector<GradNode*> topo_order(GradNode* root) {
+// `keep` holds every node until backward ends: releasing a node's inputs
+// may drop the last handle to a node still to be processed.
+std::vector<GradNode*> topo_order(GradNode* root, std::vector<std::shared_ptr<GradNode>>* keep) {
   std::vector<GradNode*> order;
   std::unordered_set<GradNode*> seen{root};
   std::vector<std::pair<GradNode*, size_t>> stack{{root, 0}};
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->inputs.size()) {
-      GradNode* child = node->inputs[next++].impl()->grad_fn.get();
-      if (child && seen.insert(child).second) stack.push_back({child, 0});
+      const std::shared_ptr<GradNode>& fn = node->inputs[next++].impl()->grad_fn;
+      GradNode* child = fn.get();
+      if (child && seen.insert(child).second) {
+        keep->push_back(fn);
+        stack.push_back({child, 0});
+      }
     } else {
       order.push_back(node);
       stack.pop_back();
@@ -68,6 +74,13 @@ std::vector<GradNode*> topo_order(GradNode* root) {
 }
 
 void accumulate(Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; }
+
+// Frees what the node saved for backward (its rule ran).
+void release(GradNode& node) {
+  node.inputs.clear();
+  node.output = Tensor();
+  node.released = true;
+}
 
 }  // namespace
 
@@ -80,12 +93,19 @@ void backward(const Tensor& root, const Tensor& gradient) {
   }
   std::unordered_map<GradNode*, Tensor> grads;
   grads[root.impl()->grad_fn.get()] = gradient;
-  std::vector<GradNode*> order = topo_order(root.impl()->grad_fn.get());
+  std::vector<std::shared_ptr<GradNode>> keep{root.impl()->grad_fn};
+  std::vector<GradNode*> order = topo_order(root.impl()->grad_fn.get(), &keep);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     GradNode* node = *it;
+    LOOM_CHECK(!node->released, "[backward] trying to backward through the graph a second time (",
+               ops::op_name(node->op),
+               " was freed by an earlier backward(); run the forward again)");
     Tensor g = grads[node];
     grads.erase(node);
-    if (!g.defined()) continue;
+    if (!g.defined()) {
+      release(*node);
+      continue;
+    }
     for (size_t i = 0; i < node->inputs.size(); ++i)
       LOOM_CHECK(node->inputs[i].impl()->version == node->versions[i], "[backward] operand ", i,
                  " of ", ops::op_name(node->op),
@@ -97,6 +117,7 @@ void backward(const Tensor& root, const Tensor& gradient) {
       if (GradNode* fn = input.impl()->grad_fn.get()) accumulate(grads[fn], in_grads[i]);
       else accumulate(input.impl()->grad, in_grads[i]);
     }
+    release(*node);
   }
 }
 

@@ -21,6 +21,7 @@ struct GradNode {
   std::vector<Tensor> inputs;      // operands as passed (keep their grad_fn)
   std::vector<uint64_t> versions;  // operand versions at record time
   Tensor output;                   // the result, detached
+  bool released = false;           // backward() ran through it and freed inputs/output
 };
 
 /// A gradient rule: given the node and dL/d(output) (output's shape), returns
@@ -36,7 +37,12 @@ Tensor apply(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs
              const Device& device = {});
 
 /// Back-propagates `gradient` (same shape as root) from `root`, accumulating
-/// into the .grad of every leaf that requires grad.
+/// into the .grad of every leaf that requires grad. Frees the graph as it
+/// goes (PyTorch's retain_graph=False): each node drops its saved operands
+/// and output once its gradient rule ran, so saved activations do not outlive
+/// backward (on the lazy device they would otherwise become step outputs).
+/// Throws loom::Error "[backward] ... a second time" when a node was freed by
+/// an earlier backward().
 void backward(const Tensor& root, const Tensor& gradient);
 
 /// x's rank, after checking x is defined, so misuse of an op function names

@@ -82,7 +82,7 @@ int64_t ns_since(std::chrono::steady_clock::time_point t0) {
 Tensor Tensor::to(const Device& device) const {
   if (this->device() == device) return *this;
   auto t0 = std::chrono::steady_clock::now();
-  Tensor out = from_blob(lazy::materialize(*this)->data(), shape(), dtype(), device);
+  Tensor out = from_blob(lazy::host_data(*this), shape(), dtype(), device);
   if (requires_grad()) out.impl()->requires_grad = true;  // a new leaf
   const int64_t ns = ns_since(t0);
   if (device.is_lazy()) metrics::add_time("TransferToDeviceTime", ns);
@@ -93,9 +93,9 @@ Tensor Tensor::to(const Device& device) const {
 Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 
 const void* Tensor::data() const {
-  if (!defined() || !device().is_lazy()) return lazy::materialize(*this)->data();
+  if (!defined() || !device().is_lazy()) return lazy::host_data(*this);
   auto t0 = std::chrono::steady_clock::now();
-  const void* p = lazy::materialize(*this)->data();
+  const void* p = lazy::host_data(*this);
   metrics::add_time("TransferFromDeviceTime", ns_since(t0));
   return p;
 }

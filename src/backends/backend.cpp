@@ -1,7 +1,14 @@
-// Backend::run and the backend registry.
+// Backend's defaults: run through the kernel table, capabilities from it,
+// host memory through a caching allocator, copies as memcpy on the stream,
+// compile into the generic Executable.
 #include "backends/backend.h"
 
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/executable.h"
 #include "loom/error.h"
+#include "loom/metrics.h"
 
 namespace loom::backends {
 
@@ -11,10 +18,52 @@ void Backend::run(const OpCall& call) const {
   k(call);
 }
 
-const Backend& backend_by_name(std::string_view name) {
-  if (name == "reference") return reference_backend();
-  if (name == "cpu") return cpu_backend();
-  fail("[backend] unknown backend '", name, "' (expected reference or cpu)");
+Capabilities Backend::capabilities() const {
+  Capabilities c;
+  for (int i = 0; i < ops::kNumOps; ++i)
+    if (kernel(static_cast<ops::OpKind>(i))) c.ops.set(static_cast<size_t>(i));
+  return c;
+}
+
+// Host memory. With LOOM_HOST_CACHE_MB=n (default 0: off) freed blocks are
+// kept by size for reuse, up to n MiB: for workloads whose steps allocate
+// large undonated outputs anew (fresh pages cost page faults). Off by
+// default: the memory plan already keeps intermediates in each executable's
+// arena and donates updated state, and a cache would hold freed memory.
+Allocator& Backend::allocator() const {
+  static Allocator* a = []() -> Allocator* {
+    const char* s = std::getenv("LOOM_HOST_CACHE_MB");
+    size_t mb = s ? static_cast<size_t>(std::atoll(s)) : size_t{0};
+    if (mb == 0) return &host_allocator();
+    return new CachingAllocator(host_allocator(), mb << 20);  // never destroyed, like buffers
+  }();
+  return *a;
+}
+
+BufferPtr Backend::allocate(size_t nbytes) const {
+  return std::make_shared<Buffer>(nbytes, allocator(), host_visible());
+}
+
+void Backend::copy_to_device(const void* host, Buffer& dst, size_t nbytes) const {
+  LOOM_CHECK(nbytes <= dst.nbytes(), "[", name(), "] copy of ", nbytes, " bytes into a ",
+             dst.nbytes(), "-byte buffer");
+  void* d = dst.data();
+  if (nbytes) stream().enqueue([=] { std::memcpy(d, host, nbytes); });
+  stream().synchronize();
+  metrics::add_counter("TransferToDeviceBytes", static_cast<int64_t>(nbytes));
+}
+
+void Backend::copy_to_host(const Buffer& src, void* host, size_t nbytes) const {
+  LOOM_CHECK(nbytes <= src.nbytes(), "[", name(), "] copy of ", nbytes, " bytes from a ",
+             src.nbytes(), "-byte buffer");
+  const void* s = src.data();
+  if (nbytes) stream().enqueue([=] { std::memcpy(host, s, nbytes); });
+  stream().synchronize();
+  metrics::add_counter("TransferFromDeviceBytes", static_cast<int64_t>(nbytes));
+}
+
+std::shared_ptr<Executable> Backend::compile(std::shared_ptr<const compiler::Program> p) const {
+  return std::make_shared<Executable>(*this, std::move(p));
 }
 
 }  // namespace loom::backends

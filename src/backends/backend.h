@@ -1,13 +1,23 @@
-// Backend: the interface every kernel provider implements (reference, cpu,
-// later cuda). A backend sees ops only as OpCalls: op kind, attributes, typed
-// input buffers and one output buffer (row-major, contiguous, 64-byte
-// aligned). Backends never include lazy/ or anything above it.
+// Backend: a device. It owns its memory (allocator(): Buffers that code above
+// reaches only through copy_to_device / copy_to_host unless host-visible),
+// its stream (stream.h: copies and launches in order, asynchronous where the
+// device is), and compile(Program) -> Executable (executable.h: the program's
+// kernels and memory plan, prepared once and run every step). Its kernels
+// see ops as OpCalls: op kind, attributes, typed input buffers and one
+// output buffer (row-major, contiguous, 64-byte aligned). The compiler sees
+// a backend only through Capabilities. Backends are found by name in the
+// registry (registry.cpp, one line each). Backends never include lazy/ or
+// anything above it.
 #pragma once
 
+#include <bitset>
+#include <memory>
 #include <string_view>
 #include <vector>
 
+#include "backends/stream.h"
 #include "compiler/program.h"
+#include "core/buffer.h"
 #include "ops/attrs.h"
 #include "ops/op_kind.h"
 
@@ -53,10 +63,49 @@ struct FusedCall {
   std::vector<MutView> outputs;
 };
 
+/// What the compiler may assume about a backend (and nothing else).
+struct Capabilities {
+  std::bitset<ops::kNumOps> ops;  // op kinds with a kernel
+  bool fuse_elementwise = true;   // runs FusedCalls (else fusion is off)
+  /// Cost hint: a fused group is worth it from this many elements on (the
+  /// cpu backend fuses everything; a GPU would say where launches pay).
+  int64_t min_fused_elements = 0;
+  bool supports(ops::OpKind op) const { return ops.test(static_cast<size_t>(op)); }
+};
+
+class Executable;
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  /// The op kinds this backend has kernels for, and its fusion abilities.
+  virtual Capabilities capabilities() const;
+  /// How many devices of this backend exist (`lazy:<name>:<index>` with
+  /// index < device_count()).
+  virtual int device_count() const { return 1; }
+
+  // ---- memory ----
+  /// Where this backend's buffers come from. The default: host memory
+  /// through a caching allocator shared by host-memory backends.
+  virtual Allocator& allocator() const;
+  /// False when host code may not read or write the buffers' bytes.
+  virtual bool host_visible() const { return true; }
+  /// A buffer of `nbytes` in this backend's memory (contents unspecified).
+  BufferPtr allocate(size_t nbytes) const;
+  /// Copies `nbytes` from host memory into `dst` (this backend's), and back.
+  /// Both are enqueued on stream() and waited for; counted in the metrics
+  /// (TransferToDeviceBytes, TransferFromDeviceBytes).
+  virtual void copy_to_device(const void* host, Buffer& dst, size_t nbytes) const;
+  virtual void copy_to_host(const Buffer& src, void* host, size_t nbytes) const;
+
+  // ---- work ----
+  /// The stream launches and copies run on.
+  virtual Stream& stream() const = 0;
+  /// Prepares `program` to run on this device: its memory plan, and the
+  /// backend's kernels for it. The default runs the kernel table.
+  virtual std::shared_ptr<Executable> compile(std::shared_ptr<const compiler::Program> p) const;
+
   /// The kernel that runs `op`, or nullptr when this backend lacks one.
   virtual Kernel kernel(ops::OpKind op) const = 0;
   bool supports(ops::OpKind op) const { return kernel(op) != nullptr; }
@@ -79,7 +128,14 @@ const Backend& reference_backend();
 /// Optimized kernels (vectorized, OpenMP, oneDNN GEMM); falls back to the
 /// reference kernel for ops it does not optimize.
 const Backend& cpu_backend();
-/// "reference" or "cpu"; throws loom::Error for other names.
+/// The simulated device (backends/sim/): cpu kernels on memory host code
+/// cannot touch, run on its own stream thread.
+const Backend& sim_backend();
+
+/// The registered backend called `name` (registry.cpp); throws loom::Error
+/// "[backend] unknown backend 'x' (expected cpu, reference, sim)".
 const Backend& backend_by_name(std::string_view name);
+/// Registered backend names, in registry order.
+std::vector<std::string_view> backend_names();
 
 }  // namespace loom::backends

@@ -1,9 +1,8 @@
-// Aligned host buffers with live/peak byte accounting (for memory tests).
+// Aligned buffers from an Allocator, with live/peak byte accounting (for
+// memory tests).
 #include "core/buffer.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <new>
 
 namespace loom {
 namespace {
@@ -12,11 +11,11 @@ std::atomic<size_t> g_peak{0};
 constexpr size_t kAlign = 64;
 }  // namespace
 
-Buffer::Buffer(size_t nbytes) : nbytes_(nbytes) {
-  size_t rounded = (nbytes + kAlign - 1) / kAlign * kAlign;
-  if (rounded == 0) rounded = kAlign;
-  data_ = std::aligned_alloc(kAlign, rounded);
-  if (!data_) throw std::bad_alloc();
+Buffer::Buffer(size_t nbytes, Allocator& allocator, bool host_visible)
+    : nbytes_(nbytes), allocator_(&allocator), host_visible_(host_visible) {
+  rounded_ = (nbytes + kAlign - 1) / kAlign * kAlign;
+  if (rounded_ == 0) rounded_ = kAlign;
+  data_ = allocator_->allocate(rounded_);
   size_t live = g_live.fetch_add(nbytes) + nbytes;
   size_t peak = g_peak.load();
   while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
@@ -24,7 +23,7 @@ Buffer::Buffer(size_t nbytes) : nbytes_(nbytes) {
 }
 
 Buffer::~Buffer() {
-  std::free(data_);
+  allocator_->deallocate(data_, rounded_);
   g_live.fetch_sub(nbytes_);
 }
 

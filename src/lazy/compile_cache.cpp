@@ -16,21 +16,21 @@ namespace loom::lazy {
 
 CompileCache::CompileCache(size_t capacity) : capacity_(capacity ? capacity : 1) {}
 
-std::shared_ptr<const compiler::Program> CompileCache::get(const Hash128& key) {
+std::shared_ptr<backends::Executable> CompileCache::get(const Hash128& key) {
   auto it = map_.find(key);
   if (it == map_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
   return it->second->second;
 }
 
-void CompileCache::put(const Hash128& key, std::shared_ptr<const compiler::Program> program) {
+void CompileCache::put(const Hash128& key, std::shared_ptr<backends::Executable> executable) {
   auto it = map_.find(key);
   if (it != map_.end()) {
-    it->second->second = std::move(program);
+    it->second->second = std::move(executable);
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }
-  lru_.emplace_front(key, std::move(program));
+  lru_.emplace_front(key, std::move(executable));
   map_[key] = lru_.begin();
   while (map_.size() > capacity_) {
     map_.erase(lru_.back().first);

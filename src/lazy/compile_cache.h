@@ -1,4 +1,5 @@
-// The compile cache: graph key -> compiled Program. In memory an LRU
+// The compile cache: graph key -> Executable (its program, kernels, memory
+// plan and arena). In memory an LRU
 // (LOOM_CACHE_SIZE entries, default 1024); on disk, when LOOM_CACHE_DIR is
 // set, one text file per key holding the optimized graph, keyed by graph
 // hash, loom version, backend and options. A corrupt, truncated or stale
@@ -11,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "compiler/program.h"
+#include "backends/executable.h"
 #include "core/hash.h"
 
 namespace loom::lazy {
@@ -19,13 +20,13 @@ namespace loom::lazy {
 class CompileCache {
  public:
   explicit CompileCache(size_t capacity);
-  std::shared_ptr<const compiler::Program> get(const Hash128& key);
-  void put(const Hash128& key, std::shared_ptr<const compiler::Program> program);
+  std::shared_ptr<backends::Executable> get(const Hash128& key);
+  void put(const Hash128& key, std::shared_ptr<backends::Executable> executable);
   void clear();
   size_t size() const { return map_.size(); }
 
  private:
-  using Entry = std::pair<Hash128, std::shared_ptr<const compiler::Program>>;
+  using Entry = std::pair<Hash128, std::shared_ptr<backends::Executable>>;
   size_t capacity_;
   std::list<Entry> lru_;  // front = most recent
   std::unordered_map<Hash128, std::list<Entry>::iterator, Hash128Hasher> map_;

@@ -1,11 +1,16 @@
-// Eager execution of single ops and the in-place rebind primitive. The lazy
-// device (tracing into an IR graph) plugs in here.
+// The one entry point of every op (eager: a cached one-node program, lazy:
+// traced), the in-place rebind primitive, and the one path between host
+// memory and a device's memory (make_tensor, host_data, move_in_place).
 #include "lazy/dispatch.h"
 
+#include <cstring>
+
 #include "backends/backend.h"
+#include "lazy/eager.h"
 #include "lazy/tensor_impl.h"
 #include "lazy/trace.h"
 #include "loom/error.h"
+#include "loom/lazy.h"
 #include "ops/infer.h"
 
 namespace loom::lazy {
@@ -24,7 +29,19 @@ const Device& common_device(ops::OpKind op, const std::vector<Tensor>& inputs,
 
 }  // namespace
 
+void check_device(const Device& device) {
+  const backends::Backend& b = backends::backend_by_name(device.backend);
+  LOOM_CHECK(device.index >= 0 && device.index < b.device_count(), "[device] ", device.str(),
+             ": backend ", b.name(), " has ", b.device_count(), " device(s)");
+}
+
 Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& device) {
+  const backends::Backend& backend = backends::backend_by_name(device.backend);
+  if (!backend.host_visible() && data->host_visible()) {
+    BufferPtr dev = backend.allocate(type.nbytes());
+    backend.copy_to_device(data->data(), *dev, type.nbytes());
+    data = std::move(dev);
+  }
   auto impl = std::make_shared<TensorImpl>();
   impl->type = type;
   impl->device = device;
@@ -41,6 +58,46 @@ const BufferPtr& materialize(const Tensor& t) {
   return t.impl()->data;
 }
 
+const void* host_data(const Tensor& t) {
+  const BufferPtr& data = materialize(t);
+  if (data->host_visible()) return data->data();
+  TensorImpl& impl = *t.impl();
+  if (impl.host_copy_of.lock() != data) {
+    size_t n = impl.type.nbytes();
+    impl.host_copy = make_buffer(n);
+    backends::backend_by_name(impl.device.backend).copy_to_host(*data, impl.host_copy->data(), n);
+    impl.host_copy_of = data;
+  }
+  return impl.host_copy->data();
+}
+
+void move_in_place(const Tensor& t, const Device& device, DType dtype) {
+  check_device(device);
+  ops::TensorType type{t.shape(), t.dtype()};
+  BufferPtr host = make_buffer(type.nbytes());
+  if (type.nbytes()) std::memcpy(host->data(), host_data(t), type.nbytes());
+  Tensor moved = make_tensor(std::move(host), type, Device("cpu"));
+  if (dtype != t.dtype()) {  // the eager cast kernel: the numbers a cast op gives
+    ops::Attrs a;
+    a.dtype = dtype;
+    moved = apply_op(ops::OpKind::k_cast, {moved}, a);
+    type.dtype = dtype;
+  }
+  if (device != moved.device()) {
+    BufferPtr copy = make_buffer(type.nbytes());
+    if (type.nbytes()) std::memcpy(copy->data(), host_data(moved), type.nbytes());
+    moved = make_tensor(std::move(copy), type, device);
+  }
+  TensorImpl* d = t.impl();
+  d->type = type;
+  d->device = device;
+  d->data = moved.impl()->data;
+  d->node = moved.impl()->node;
+  d->host_copy = nullptr;
+  d->host_copy_of.reset();
+  ++d->version;
+}
+
 Tensor apply_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs& attrs,
                 const Device& device) {
   const Device& dev = common_device(op, inputs, device);
@@ -49,13 +106,12 @@ Tensor apply_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::At
   for (const Tensor& t : inputs) types.push_back(t.impl()->type);
   ops::TensorType out_type = ops::infer_type(op, types, attrs);
   if (dev.is_lazy()) return trace_op(op, inputs, attrs, out_type, dev);
-  const backends::Backend& backend = backends::backend_by_name(dev.backend);
-  backends::OpCall call{op, &attrs, {}, {}};
-  call.inputs.reserve(inputs.size());
-  for (const Tensor& t : inputs) call.inputs.push_back({materialize(t)->data(), t.impl()->type});
-  BufferPtr out = make_buffer(out_type.nbytes());
-  call.output = {out->data(), out_type};
-  backend.run(call);
+  // Eager: a one-node program the backend compiled once for this signature.
+  std::vector<BufferPtr> buffers;
+  buffers.reserve(inputs.size());
+  for (const Tensor& t : inputs) buffers.push_back(materialize(t));
+  BufferPtr out = run_eager(backends::backend_by_name(dev.backend), op, std::move(buffers), types,
+                            attrs, out_type);
   return make_tensor(std::move(out), out_type, dev);
 }
 

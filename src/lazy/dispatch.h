@@ -18,11 +18,26 @@ namespace loom::lazy {
 Tensor apply_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs& attrs,
                 const Device& device = {});
 
-/// A tensor wrapping `data` (already holding `type`'s bytes) on `device`.
+/// A tensor on `device` holding the bytes of `data` (a host buffer with
+/// `type`'s bytes): wrapped as is where the device's memory is host
+/// memory, else copied into the device's memory (Backend::copy_to_device).
+/// Throws loom::Error "[backend] unknown backend 'x' ..." for a device
+/// whose backend is not registered.
 Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& device);
 
-/// The tensor's materialized buffer (syncing a lazy tensor first).
+/// The tensor's materialized buffer (syncing a lazy tensor first); in the
+/// device's memory, so host code reads it only through host_data().
 const BufferPtr& materialize(const Tensor& t);
+
+/// The tensor's bytes in host memory (row-major, type().nbytes() long):
+/// syncs a lazy tensor, and copies from device memory that is not
+/// host-visible (once per value; the copy lives with the tensor).
+const void* host_data(const Tensor& t);
+
+/// Moves `t` (every handle to it) onto `device` with `dtype`: its value is
+/// copied there (through host memory), its version bumped. The one path by
+/// which a tensor changes device in place (Module::to, load onto a device).
+void move_in_place(const Tensor& t, const Device& device, DType dtype);
 
 /// Rebinds `dst` to the value of `src` (same type) and bumps its version:
 /// the in-place primitive.

@@ -1,31 +1,22 @@
-// The lazy cycle: trace -> sync (collect live pending tensors, post-order,
-// hash) -> compile on a cache miss (passes, lowering) -> execute -> rebind.
-// Named steps follow PyTorch's LazyGraphExecutor.
-#include <chrono>
+// The lazy cycle: trace -> sync -> the named steps of graph_executor.h
+// (collect, hash, cache, compile, plan, execute, rebind; one file each) —
+// this file holds the live-tensor registry, the tracing entry point and
+// sync / mark_step, which string the steps together.
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "backends/backend.h"
-#include "compiler/pass.h"
-#include "lazy/compile_cache.h"
+#include "core/malloc_policy.h"
+#include "lazy/eager.h"
 #include "lazy/executor.h"
-#include "lazy/recompile.h"
-#include "lazy/tensor_impl.h"
-#include "lazy/trace.h"
+#include "lazy/graph_executor.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
 
 namespace loom::lazy {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-int64_t ns_since(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
-}
 
 struct State {
   std::recursive_mutex mu;
@@ -46,6 +37,7 @@ struct State {
 State& state() {
   static State* s = [] {
     metrics::counter("");
+    retain_freed_memory();  // steps reuse their temporaries' pages
     backends::cpu_backend().warm_up();
     backends::reference_backend().warm_up();
     auto* created = new State();
@@ -63,266 +55,7 @@ int64_t max_graph_nodes() {
   return n;
 }
 
-// ---- collect: the graph of the given roots ----
-struct Collected {
-  ir::Graph graph;
-  std::vector<TraceNodePtr> input_nodes;  // device data or in-flight results
-  std::vector<bool> donatable;            // input buffer unreachable after this step
-  std::vector<TraceNodePtr> output_nodes;
-};
-
-Collected collect(const std::vector<TraceNodePtr>& roots) {
-  Collected c;
-  std::unordered_map<TraceNode*, int> id;
-  std::unordered_map<const void*, int> input_of;  // dedupe by buffer (or node)
-  std::vector<TraceNode*> order;                  // post-order of pending nodes
-  std::vector<std::pair<TraceNode*, size_t>> stack;
-  for (const TraceNodePtr& r : roots) {
-    if (id.count(r.get())) continue;
-    stack.push_back({r.get(), 0});
-    while (!stack.empty()) {
-      auto& [n, next] = stack.back();
-      if (!n->is_pending()) {  // a graph input
-        const void* key = n->ready.valid() ? static_cast<const void*>(n) : n->data.get();
-        auto [it, fresh] = input_of.try_emplace(key, static_cast<int>(c.graph.inputs.size()));
-        if (fresh) {
-          c.graph.inputs.push_back(n->type);
-          c.input_nodes.push_back(nullptr);  // filled below from a shared_ptr
-        }
-        id[n] = -1 - it->second;
-        stack.pop_back();
-        continue;
-      }
-      if (next < n->operands.size()) {
-        TraceNode* child = n->operands[next++].get();
-        if (!id.count(child)) stack.push_back({child, 0});
-        continue;
-      }
-      id[n] = static_cast<int>(order.size());
-      order.push_back(n);
-      stack.pop_back();
-    }
-  }
-  int first = static_cast<int>(c.graph.inputs.size());
-  auto value_of = [&](TraceNode* n) {
-    int v = id.at(n);
-    return v < 0 ? -1 - v : first + v;
-  };
-  for (TraceNode* n : order) {
-    ir::Instr in{n->op, n->attrs, {}, n->type};
-    for (const TraceNodePtr& o : n->operands) {
-      int v = value_of(o.get());
-      in.operands.push_back(v);
-      if (v < first && !c.input_nodes[v]) c.input_nodes[v] = o;
-    }
-    c.graph.instrs.push_back(std::move(in));
-  }
-  for (const TraceNodePtr& r : roots) {
-    if (!r->is_pending()) continue;
-    c.graph.outputs.push_back(value_of(r.get()));
-    c.output_nodes.push_back(r);
-  }
-  return c;
-}
-
-// After a full sync nothing can reach the collected graph's internal nodes:
-// drop their operands, then an input nobody else holds can be donated (its
-// buffer reused for the step's results).
-void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal) {
-  for (const TraceNodePtr& n : internal) n->operands.clear();
-  internal.clear();
-  c.donatable.assign(c.input_nodes.size(), false);
-  for (size_t i = 0; i < c.input_nodes.size(); ++i) {
-    const TraceNodePtr& n = c.input_nodes[i];
-    // Held only by c.input_nodes: no tensor, no other graph can read it again.
-    // (An in-flight node's data is written by the executor thread: not read here.)
-    c.donatable[i] = n.use_count() == 1 && (n->ready.valid() || n->data.use_count() == 1);
-  }
-}
-
-// ---- compile ----
-std::shared_ptr<const compiler::Program> compile(const Collected& c, const Hash128& key,
-                                                 const backends::Backend& backend) {
-  State& s = state();
-  if (auto hit = s.cache.get(key)) {
-    metrics::add_counter("CachedCompile");
-    return hit;
-  }
-  auto t0 = Clock::now();
-  std::optional<ir::Graph> optimized = disk_cache_load(key, c.graph.inputs);
-  if (optimized) {
-    metrics::add_counter("PersistentCacheHit");
-  } else {
-    if (!disk_cache_path(key).empty()) metrics::add_counter("PersistentCacheMiss");
-    std::string cause = s.tracker.explain(c.graph);
-    if (!cause.empty()) {
-      metrics::add_recompile_cause(cause);
-      const char* debug = std::getenv("LOOM_DEBUG");
-      if (debug && std::string(debug) == "1") std::cerr << "[loom] recompile: " << cause << "\n";
-    }
-    metrics::add_counter("UncachedCompile");
-    ir::Graph g = c.graph;
-    compiler::default_pipeline([&backend](ops::OpKind op) { return backend.supports(op); }).run(g);
-    optimized = std::move(g);
-    disk_cache_store(key, *optimized);
-  }
-  s.tracker.remember(c.graph, key);
-  auto program = std::make_shared<compiler::Program>(compiler::lower(*optimized, true));
-  metrics::add_time("CompileTime", ns_since(t0));
-  s.cache.put(key, program);
-  return program;
-}
-
-// ---- execute (on the executor thread) ----
-
-// Free buffers by byte size, kept from one execution to the next: a training
-// step frees and re-allocates the same sizes every step, and fresh pages
-// cost page faults (27% of a GPT-2 124M step before this pool was kept).
-// After each execution only the sizes that execution allocated are kept, so
-// the pool never holds more than one step's temporaries.
-using FreeBuffers = std::unordered_map<size_t, std::vector<BufferPtr>>;
-struct KeptPool {
-  std::mutex mu;
-  FreeBuffers free;
-};
-KeptPool& kept_pool() {
-  static KeptPool* p = new KeptPool();  // never destroyed, like State
-  return *p;
-}
-
-class Runner {
- public:
-  Runner(const compiler::Program& p, const backends::Backend& backend) : p_(p), backend_(backend) {
-    std::lock_guard<std::mutex> lock(kept_pool().mu);
-    pool_.swap(kept_pool().free);
-  }
-  ~Runner() {
-    for (auto it = pool_.begin(); it != pool_.end();) {
-      if (allocated_sizes_.count(it->first))
-        ++it;
-      else
-        it = pool_.erase(it);
-    }
-    std::lock_guard<std::mutex> lock(kept_pool().mu);
-    kept_pool().free.swap(pool_);
-  }
-  Runner(const Runner&) = delete;
-  Runner& operator=(const Runner&) = delete;
-
-  std::vector<BufferPtr> run(std::vector<BufferPtr> inputs, const std::vector<bool>& donatable) {
-    const ir::Graph& g = p_.graph;
-    slots_.assign(g.num_values(), nullptr);
-    reusable_.assign(g.num_values(), true);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      slots_[i] = std::move(inputs[i]);
-      reusable_[i] = donatable[i];
-    }
-    for (const compiler::Step& step : p_.steps) {
-      if (step.fused)
-        run_fused(step);
-      else
-        run_op(step);
-      for (int v : step.free_after) release(v);
-    }
-    std::vector<BufferPtr> outputs;
-    for (int v : g.outputs) outputs.push_back(slots_[v]);
-    return outputs;
-  }
-
- private:
-  BufferPtr allocate(size_t nbytes) {
-    allocated_sizes_.insert(nbytes);
-    auto it = pool_.find(nbytes);
-    if (it != pool_.end() && !it->second.empty()) {
-      BufferPtr b = std::move(it->second.back());
-      it->second.pop_back();
-      return b;
-    }
-    return make_buffer(nbytes);
-  }
-  void release(int v) {
-    BufferPtr b = std::move(slots_[v]);
-    if (b && reusable_[v] && b.use_count() == 1) pool_[b->nbytes()].push_back(std::move(b));
-  }
-  void run_op(const compiler::Step& step) {
-    const ir::Graph& g = p_.graph;
-    int v = step.outputs[0];
-    backends::OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
-    for (int a : step.inputs) call.inputs.push_back({slots_[a]->data(), g.type_of(a)});
-    slots_[v] = allocate(step.instr.type.nbytes());
-    call.output = {slots_[v]->data(), step.instr.type};
-    backend_.run(call);
-  }
-  // A fused group may write an output over an input of the same size that
-  // dies here (each element is read before it is written): in-place updates
-  // of parameters and optimizer state.
-  void run_fused(const compiler::Step& step) {
-    const ir::Graph& g = p_.graph;
-    backends::FusedCall call{&step.group, {}, {}};
-    for (int v : step.inputs) call.inputs.push_back({slots_[v]->data(), g.type_of(v)});
-    std::vector<int> dying(step.free_after);
-    for (int v : step.outputs) {
-      size_t nbytes = g.type_of(v).nbytes();
-      for (int& d : dying) {
-        if (d < 0 || !slots_[d] || !reusable_[d] || slots_[d].use_count() != 1 ||
-            g.type_of(d) != g.type_of(v))
-          continue;
-        slots_[v] = slots_[d];  // shared until release(d) drops the old name
-        reusable_[d] = false;
-        d = -1;
-        break;
-      }
-      if (!slots_[v]) slots_[v] = allocate(nbytes);
-      call.outputs.push_back({slots_[v]->data(), g.type_of(v)});
-    }
-    backend_.run_fused(call);
-  }
-
-  const compiler::Program& p_;
-  const backends::Backend& backend_;
-  std::vector<BufferPtr> slots_;
-  std::vector<bool> reusable_;
-  FreeBuffers pool_;
-  std::unordered_set<size_t> allocated_sizes_;
-};
-
-struct Job {
-  std::shared_ptr<const compiler::Program> program;
-  Collected collected;
-  std::string backend;
-  std::promise<void> done;
-};
-
-void run_job(Job& job) {
-  auto t0 = Clock::now();
-  try {
-    std::vector<BufferPtr> inputs;
-    for (const TraceNodePtr& n : job.collected.input_nodes) {
-      // An earlier step failed to produce this input: jobs run in order, so
-      // its future is settled; get() re-raises that step's own error.
-      if (!n->data && n->ready.valid()) n->ready.get();
-      LOOM_CHECK(n->data != nullptr,
-                 "[lazy] an input of this step was not computed because an "
-                 "earlier step failed");
-      inputs.push_back(n->data);
-    }
-    for (TraceNodePtr& n : job.collected.input_nodes) n.reset();  // drop our extra holds
-    Runner runner(*job.program, backends::backend_by_name(job.backend));
-    std::vector<BufferPtr> outputs = runner.run(std::move(inputs), job.collected.donatable);
-    for (size_t i = 0; i < job.collected.output_nodes.size(); ++i) {
-      TraceNode& n = *job.collected.output_nodes[i];
-      n.data = outputs[i];
-      n.operands.clear();
-    }
-    metrics::add_time("ExecuteTime", ns_since(t0));
-    metrics::add_counter("ExecuteCount");
-    job.done.set_value();
-  } catch (...) {
-    for (auto& n : job.collected.output_nodes) n->operands.clear();
-    job.done.set_exception(std::current_exception());
-  }
-}
-
+// collect -> hash -> cache/compile/plan -> (executor thread) execute -> rebind.
 void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backend_name,
                 bool full_sync) {
   State& s = state();
@@ -331,31 +64,12 @@ void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backe
   Collected& c = job->collected;
   if (c.output_nodes.empty()) return;
   metrics::add_time("TensorsGraphSize", static_cast<int64_t>(c.graph.instrs.size()));
-  std::string options = backend_name;  // LOOM_DECOMPOSE changes the compiled graph
-  if (const char* d = std::getenv("LOOM_DECOMPOSE")) options += std::string(";decompose=") + d;
-  if (const char* f = std::getenv("LOOM_FUSED_CE_MIN_CLASSES"))
-    options += std::string(";fused_ce=") + f;
-  Hash128 key = hash_combine(ir::graph_hash(c.graph), hash_string({1, 2}, options));
-  job->program = compile(c, key, backends::backend_by_name(backend_name));
-  job->backend = backend_name;
+  Hash128 key = graph_key(c.graph, backend_name);
+  job->executable =
+      compile_graph(c, key, backends::backend_by_name(backend_name), {s.cache, s.tracker});
   std::shared_future<void> ready = job->done.get_future().share();
-  // Internal nodes, held by shared_ptr: clearing one's operands may free others.
   std::vector<TraceNodePtr> internal;
-  if (full_sync) {
-    std::unordered_map<TraceNode*, bool> seen;
-    for (auto& n : c.output_nodes) seen[n.get()] = true;
-    std::vector<TraceNodePtr> stack(c.output_nodes.begin(), c.output_nodes.end());
-    while (!stack.empty()) {
-      TraceNodePtr n = std::move(stack.back());
-      stack.pop_back();
-      for (auto& o : n->operands) {
-        if (seen[o.get()] || !o->is_pending()) continue;
-        seen[o.get()] = true;
-        internal.push_back(o);
-        stack.push_back(o);
-      }
-    }
-  }
+  if (full_sync) internal = internal_nodes(c);
   for (auto& n : c.output_nodes) n->ready = ready;
   if (full_sync) {
     release_and_find_donations(c, std::move(internal));
@@ -363,14 +77,7 @@ void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backe
     c.donatable.assign(c.input_nodes.size(), false);
   }
   s.pending = 0;
-  s.executor.submit([job] { run_job(*job); });
-}
-
-// Waits for the tensor's value if it is in flight, then exposes its data.
-void refresh(TensorImpl& impl) {
-  if (!impl.node) return;
-  if (impl.node->ready.valid()) impl.node->ready.get();  // rethrows executor errors
-  if (impl.node->data) impl.data = impl.node->data;
+  s.executor.submit([job] { execute(*job); });
 }
 
 }  // namespace
@@ -468,8 +175,7 @@ void clear_compile_cache() {
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   s.cache.clear();
   s.tracker.clear();
-  std::lock_guard<std::mutex> pool_lock(kept_pool().mu);
-  kept_pool().free.clear();
+  clear_eager_cache();
 }
 
 }  // namespace loom::lazy

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 
@@ -29,8 +30,8 @@ std::string format_number(double v) {
 
 int64_t integer(const nlohmann::json& j, const char* key, const std::string& where,
                 const std::string& name) {
-  LOOM_CHECK(j.contains(key) && j[key].is_number(), "[metrics] ", where, ": timer '", name,
-             "' has no number '", key, "'");
+  LOOM_CHECK(j.contains(key) && j[key].is_number_integer(), "[metrics] ", where, ": timer '",
+             name, "' has no integer '", key, "'");
   return j[key].get<int64_t>();
 }
 
@@ -50,7 +51,7 @@ void format_timer(std::ostringstream& out, const std::string& name, const nlohma
   for (double p : kPercentiles) {
     const std::string key = std::to_string(static_cast<int>(p)) + "%";
     const auto it = t["percentiles"].find(key);
-    if (it == t["percentiles"].end() || !it->is_number()) continue;
+    if (it == t["percentiles"].end() || !it->is_number_integer()) continue;
     out << (first ? "" : "; ") << key << "=" << fmt(it->get<double>());
     first = false;
   }
@@ -89,6 +90,9 @@ std::string format_duration_ns(double ns) {
 }
 
 std::string format_report(const std::string& json_text, const std::string& where) {
+  // Depth first: a deeply nested file would overflow the stack while parsed,
+  // copied or dumped.
+  io::check_json_depth(json_text, "[metrics] " + where);
   const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
   LOOM_CHECK(!j.is_discarded() && j.is_object(), "[metrics] ", where,
              ": not a JSON object (expected lazy_metrics.json)");
@@ -97,11 +101,12 @@ std::string format_report(const std::string& json_text, const std::string& where
     for (const auto& [name, t] : j["timers"].items()) format_timer(out, name, t, where);
   if (j.contains("counters") && j["counters"].is_object())
     for (const auto& [name, v] : j["counters"].items()) {
-      LOOM_CHECK(v.is_number(), "[metrics] ", where, ": counter '", name, "' is not a number");
+      LOOM_CHECK(v.is_number_integer(), "[metrics] ", where, ": counter '", name,
+                 "' is not an integer");
       out << "Counter: " << name << "\n  Value: " << v.get<int64_t>() << "\n";
     }
-  const nlohmann::json causes =
-      j.contains("recompile_causes") ? j["recompile_causes"] : nlohmann::json::array();
+  static const nlohmann::json kNone = nlohmann::json::array();
+  const nlohmann::json& causes = j.contains("recompile_causes") ? j["recompile_causes"] : kNone;
   LOOM_CHECK(causes.is_array(), "[metrics] ", where, ": recompile_causes is not a list");
   out << "Recompile causes:" << (causes.empty() ? " none" : "") << "\n";
   for (size_t i = 0; i < causes.size(); ++i)
@@ -109,5 +114,7 @@ std::string format_report(const std::string& json_text, const std::string& where
         << (causes[i].is_string() ? causes[i].get<std::string>() : causes[i].dump()) << "\n";
   return out.str();
 }
+
+std::string report() { return format_report(report_json()); }
 
 }  // namespace loom::metrics

@@ -28,6 +28,12 @@ struct TensorImpl {
   Tensor grad;
   std::shared_ptr<autograd::GradNode> grad_fn;  // null for leaves
   uint64_t version = 0;
+  // A host copy of `data` when the device's memory is not host-visible
+  // (lazy:sim, later cuda): made by the first host read, valid while
+  // host_copy_of still is `data` (a weak handle: a freed buffer never
+  // matches a new one at the same address).
+  BufferPtr host_copy;
+  std::weak_ptr<Buffer> host_copy_of;
 };
 
 }  // namespace loom

@@ -1,14 +1,13 @@
 // nn::Module (loom/nn.h): registration, named traversal in torch's order,
 // state_dict / load_state_dict with tie-aware missing keys, train/eval, and
 // in-place moves (to(device), to(dtype)) that keep every Tensor handle —
-// and so every tie — valid. Assumes TensorImpl (lazy/tensor_impl.h) holds
-// the whole identity of a tensor: rewriting its type, device, data and node
-// moves the tensor for all handles at once.
+// and so every tie — valid, through lazy::move_in_place (the one path that
+// moves a tensor between devices).
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "lazy/tensor_impl.h"
+#include "lazy/dispatch.h"
 #include "loom/error.h"
 #include "loom/nn.h"
 
@@ -16,35 +15,15 @@ namespace loom::nn {
 
 namespace {
 
-// Rebinds `dst`'s state to the materialized tensor `src` (any device/dtype).
-void assign_in_place(const Tensor& dst, const Tensor& src) {
-  TensorImpl* d = dst.impl();
-  const TensorImpl* s = src.impl();
-  d->type = s->type;
-  d->device = s->device;
-  d->data = s->data;
-  d->node = s->node;
-  ++d->version;
-}
-
-// A materialized copy of `t` on `device` with `dtype` (syncs a lazy `t`).
-Tensor materialized_copy(const Tensor& t, const Device& device, DType dtype) {
-  Tensor host = from_blob(t.data(), t.shape(), t.dtype(), Device("cpu"));
-  if (dtype != t.dtype()) {
-    NoGradGuard no_grad;
-    host = cast(host, dtype);
-  }
-  return from_blob(host.data(), host.shape(), dtype, device);
-}
-
+// Moves `t` and its grad onto `device` / `dtype` in place (lazy::move_in_place:
+// every handle, and so every tie, follows).
 void move_tensor(const Tensor& t, const Device& device, std::optional<DType> dtype) {
   if (!t.defined()) return;
   DType target = dtype && is_floating(t.dtype()) ? *dtype : t.dtype();
-  if (t.device() != device || target != t.dtype())
-    assign_in_place(t, materialized_copy(t, device, target));
+  if (t.device() != device || target != t.dtype()) lazy::move_in_place(t, device, target);
   Tensor g = t.grad();
   if (g.defined() && (g.device() != device || g.dtype() != t.dtype()))
-    t.impl()->grad = materialized_copy(g, device, t.dtype());
+    lazy::move_in_place(g, device, t.dtype());
 }
 
 std::string join(const std::vector<std::string>& names) {

@@ -13,6 +13,7 @@
 #include "loom/dataloader.h"
 #include "loom/device.h"
 #include "loom/error.h"
+#include "loom/lazy.h"
 #include "loom/optim.h"
 #include "loom/training_args.h"
 
@@ -162,10 +163,10 @@ void validate_misc(const TrainingArguments& a) {
     LOOM_CHECK(!a.resume_from_checkpoint->empty(),
                "[TrainingArguments] resume_from_checkpoint: must not be empty");
   try {
-    Device d(a.device);
-    (void)d;
+    lazy::check_device(Device(a.device));
   } catch (const Error& e) {
-    fail("[TrainingArguments] device: '", a.device, "' is not a device (cpu or lazy): ", e.what());
+    fail("[TrainingArguments] device: '", a.device,
+         "' is not a device (cpu, lazy, lazy:<backend>[:<index>]): ", e.what());
   }
 }
 

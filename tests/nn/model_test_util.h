@@ -91,13 +91,19 @@ struct ModelCase {
 };
 inline void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.model << " on " << c.device; }
 inline std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& info) {
-  return info.param.model + "_" + info.param.device;
+  std::string name = info.param.model + "_" + info.param.device;
+  for (char& ch : name)
+    if (ch == ':') ch = '_';
+  return name;
 }
-/// Every fixture model on both devices (llama, qwen2: tools/make_llama_fixtures.py).
+/// Every fixture model (llama, qwen2: tools/make_llama_fixtures.py) on the
+/// eager cpu, lazy (lazy:cpu) and the simulated device lazy:sim (own memory
+/// and stream, the cpu kernels).
 inline std::vector<ModelCase> all_model_cases() {
-  return {{"gpt2", "cpu"},        {"gpt2", "lazy"},        {"bert", "cpu"},  {"bert", "lazy"},
-          {"bert_seqcls", "cpu"}, {"bert_seqcls", "lazy"}, {"llama", "cpu"}, {"llama", "lazy"},
-          {"qwen2", "cpu"},       {"qwen2", "lazy"}};
+  std::vector<ModelCase> out;
+  for (const char* model : {"gpt2", "bert", "bert_seqcls", "llama", "qwen2"})
+    for (const char* device : {"cpu", "lazy", "lazy:sim"}) out.push_back({model, device});
+  return out;
 }
 /// The fixture model `model` loaded with from_pretrained on `dev`.
 inline std::shared_ptr<PretrainedModel> load_fixture_model(const std::string& model,

@@ -5,6 +5,8 @@
 // Expected values are computed by hand in the comments.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "autograd/engine.h"
 #include "loom/error.h"
 #include "loom/ops.h"
@@ -166,6 +168,24 @@ TEST(GradEngine, CastToIntegerPassesNoGradient) {
   }
   if (y.grad().defined()) {
     EXPECT_TRUE(all_close(y.grad(), {0, 0}, 0, 0)) << "a gradient flowed through cast to i64";
+  }
+}
+
+TEST(GradEngine, BackwardFreesTheGraphAndASecondBackwardIsAnError) {
+  Tensor x = tensor({1, 2, 3}, {3}, kRef).requires_grad_();
+  Tensor h = exp(x);
+  Tensor y = sum(h * h);
+  y.backward();
+  std::vector<float> g = x.grad().to_vector<float>();
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], 2 * std::exp(2.0 * (i + 1)), 1e-3 * g[i]);
+  try {
+    y.backward();
+    FAIL() << "a second backward through a freed graph did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[backward] trying to backward through the graph a "
+                                         "second time"),
+              std::string::npos)
+        << e.what();
   }
 }
 

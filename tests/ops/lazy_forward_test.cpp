@@ -5,7 +5,8 @@
 // a one-op graph may still differ in the last bits where the lazy compiler
 // fuses the ops a public function expands to (softmax, gelu, layer_norm...),
 // so values are compared with the forward test's f32 tolerance and counted:
-// at least three quarters of the cases must match bit for bit.
+// at least three quarters of the cases must match bit for bit. The same
+// cases on lazy:sim must equal lazy:cpu bit for bit.
 //
 //   ./loom_tests --gtest_filter='Op/LazyForward*'
 #include <gtest/gtest.h>
@@ -80,6 +81,41 @@ TEST_P(LazyForward, LazyMatchesEager) {
       << bitwise << " of " << runs << " cases bitwise equal between eager and lazy";
 }
 
+// lazy:sim runs the same programs with the same cpu kernels on its own
+// memory and stream: every case must equal lazy:cpu bit for bit, errors
+// included (a kernel's loom::Error crosses the sim's stream thread).
+class SimForward : public ::testing::TestWithParam<ops::OpKind> {};
+
+TEST_P(SimForward, SimMatchesLazyCpuBitwise) {
+  int runs = 0;
+  for (const OpCase* c : cases_for(GetParam())) {
+    for (DType dtype : c->dtypes) {
+      SCOPED_TRACE(case_label(*c) + " in " + dtype_name(dtype));
+      auto run_on = [&](const Device& dev, std::string* error) {
+        CaseEnv env(dev, dtype, case_seed(*c));
+        try {
+          manual_seed(7);
+          Tensor t = c->run(c->make(env), env);
+          lazy::mark_step();
+          return t.to(Device("cpu"));
+        } catch (const loom::Error& e) {
+          *error = e.what();
+          return Tensor();
+        }
+      };
+      std::string cpu_error, sim_error;
+      Tensor expected = run_on(Device("lazy"), &cpu_error);
+      Tensor actual = run_on(Device("lazy:sim"), &sim_error);
+      EXPECT_EQ(sim_error, cpu_error);
+      if (!expected.defined() || !actual.defined()) continue;
+      ++runs;
+      // Same kernels on both devices: NaN where lazy:cpu has NaN is the same number.
+      EXPECT_TRUE(bitwise_equal(actual, expected, /*nan_expected=*/true));
+    }
+  }
+  EXPECT_GT(runs, 0);
+}
+
 std::vector<ops::OpKind> every_op() {
   std::vector<ops::OpKind> out;
   for (int i = 0; i < ops::kNumOps; ++i) out.push_back(static_cast<ops::OpKind>(i));
@@ -87,6 +123,11 @@ std::vector<ops::OpKind> every_op() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Op, LazyForward, ::testing::ValuesIn(every_op()),
+                         [](const ::testing::TestParamInfo<ops::OpKind>& info) {
+                           return std::string(ops::op_name(info.param));
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Op, SimForward, ::testing::ValuesIn(every_op()),
                          [](const ::testing::TestParamInfo<ops::OpKind>& info) {
                            return std::string(ops::op_name(info.param));
                          });

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "loom/error.h"
 #include "loom/generation.h"
+#include "loom/lazy.h"
 #include "loom/metrics.h"
 #include "loom/models.h"
 #include "loom/tokenizer.h"
@@ -82,6 +83,7 @@ void run_generate(const GenerateArgs& a) {
   gc.use_cache = a.use_cache;
   gc.validate();  // before loading anything
   Device device(a.device);
+  lazy::check_device(device);
   auto model = load_causal_lm(a.model_name_or_path, device);
   Tokenizer tok = Tokenizer::from_pretrained(a.tokenizer_name.empty() ? a.model_name_or_path
                                                                       : a.tokenizer_name);
@@ -124,8 +126,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of loom's generator (sampling)")
       ->check(decimal_integer())
       ->capture_default_str();
-  cmd->add_option("--device", args->device, "cpu (eager) or lazy")
-      ->check(CLI::IsMember({"cpu", "lazy"}))
+  cmd->add_option("--device", args->device, "cpu (eager), lazy, or lazy:<backend>[:<index>]")
       ->capture_default_str();
   cmd->add_flag("!--no_cache", args->use_cache,
                 "Recompute the whole sequence each step instead of the static KV cache");

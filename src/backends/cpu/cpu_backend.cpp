@@ -21,6 +21,7 @@ class CpuBackend final : public Backend {
   std::string_view name() const override { return "cpu"; }
   Kernel kernel(ops::OpKind op) const override { return table_[static_cast<int>(op)]; }
   void run_fused(const FusedCall& call) const override { cpu::run_fused_chunked(call); }
+  Stream& stream() const override { return stream_; }
   // One tiny GEMM initializes oneDNN (engine, primitive cache, its
   // instrumentation globals) and our primitive cache.
   void warm_up() const override {
@@ -32,6 +33,7 @@ class CpuBackend final : public Backend {
 
  private:
   Kernel table_[ops::kNumOps];
+  mutable InlineStream stream_;
 };
 
 }  // namespace

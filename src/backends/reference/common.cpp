@@ -62,6 +62,10 @@ class ReferenceBackend final : public Backend {
     };
     return kTable[static_cast<int>(op)];
   }
+  Stream& stream() const override { return stream_; }
+
+ private:
+  mutable InlineStream stream_;
 };
 }  // namespace
 

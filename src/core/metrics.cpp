@@ -1,6 +1,8 @@
 // The metrics registry: counters, timers (total, count and a window of the
-// last samples for percentiles) and recompile causes behind one mutex; the
-// JSON report (the text report is metrics_report.cpp's, made from it).
+// last samples for percentiles), recompile causes and executables' memory
+// plans behind one mutex; the JSON report (the text report, report() and format_report(), is
+// lazy/metrics_report.cpp's, made from it). In core/ so that backends can count
+// launches and transfers.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -22,6 +24,7 @@ struct Registry {
   std::map<std::string, int64_t> counters;
   std::map<std::string, Timer> timers;
   std::vector<std::string> causes;
+  std::map<std::string, std::vector<std::pair<std::string, int64_t>>> executables;
 };
 std::string percentile_key(double p) { return std::to_string(static_cast<int>(p)) + "%"; }
 Registry& registry() {
@@ -96,9 +99,25 @@ void add_recompile_cause(const std::string& cause) {
   std::lock_guard<std::mutex> lock(r.mu);
   r.causes.push_back(cause);
 }
+void record_executable(const std::string& key,
+                       const std::vector<std::pair<std::string, int64_t>>& stats) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.executables[key] = stats;
+}
+int64_t max_planned_peak_bytes() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  int64_t best = 0;
+  for (const auto& [k, stats] : r.executables)
+    for (const auto& [name, v] : stats)
+      if (name == "planned_peak_bytes") best = std::max(best, v);
+  return best;
+}
 void reset() {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  r.executables.clear();
   r.counters.clear();
   r.timers.clear();
   r.causes.clear();
@@ -117,9 +136,11 @@ std::string report_json() {
     j["timers"][k] = {{"total_ns", t.total_ns}, {"count", t.count}, {"percentiles", pct}};
   }
   j["recompile_causes"] = r.causes;
+  j["executables"] = nlohmann::json::object();
+  for (const auto& [k, stats] : r.executables)
+    for (const auto& [name, v] : stats) j["executables"][k][name] = v;
   return j.dump(2);
 }
 
-std::string report() { return format_report(report_json()); }
 
 }  // namespace loom::metrics

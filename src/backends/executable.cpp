@@ -1,0 +1,78 @@
+// Executable::run: binds buffers from the memory plan (arena offsets,
+// donated inputs, fresh outputs) and launches the steps in order.
+#include "backends/executable.h"
+
+#include "loom/metrics.h"
+
+namespace loom::backends {
+
+using compiler::memory::Placement;
+
+Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program)
+    : backend_(backend),
+      program_(std::move(program)),
+      plan_(compiler::memory::plan_memory(*program_)) {
+  for (Placement p : plan_.placement) needs_arena_ = needs_arena_ || p == Placement::arena;
+}
+
+void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable) {
+  const ir::Graph& g = program_->graph;
+  for (int v = 0; v < g.num_values(); ++v) {
+    if (plan_.placement[v] != Placement::output) continue;
+    int d = plan_.donor[v];
+    size_t nbytes = g.type_of(v).nbytes();
+    if (d >= 0 && donatable[d] && own[d].use_count() == 1) {
+      own[v] = own[d];
+      metrics::add_counter("DonatedBytes", static_cast<int64_t>(nbytes));
+      continue;
+    }
+    if (d >= 0) metrics::add_counter("DonationVetoed");
+    own[v] = backend_.allocate(nbytes);
+    metrics::add_counter("OutputAllocatedBytes", static_cast<int64_t>(nbytes));
+  }
+}
+
+std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
+                                       const std::vector<bool>& donatable) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const ir::Graph& g = program_->graph;
+  if (!arena_ && needs_arena_) {
+    arena_ = backend_.allocate(plan_.arena_bytes);
+    metrics::add_counter("ArenaAllocatedBytes", static_cast<int64_t>(plan_.arena_bytes));
+  }
+  std::vector<BufferPtr> own(g.num_values());
+  for (size_t i = 0; i < inputs.size(); ++i) own[i] = std::move(inputs[i]);
+  bind_outputs(own, donatable);
+  ptr_.assign(g.num_values(), nullptr);
+  auto* base = arena_ ? static_cast<std::byte*>(arena_->data()) : nullptr;
+  for (int v = 0; v < g.num_values(); ++v) {
+    if (plan_.placement[v] == Placement::arena)
+      ptr_[v] = base + plan_.offset[v];
+    else if (own[v])
+      ptr_[v] = own[v]->data();
+  }
+  for (const compiler::Step& step : program_->steps) launch(step, ptr_);
+  backend_.stream().synchronize();
+  std::vector<BufferPtr> outputs;
+  outputs.reserve(g.outputs.size());
+  for (int v : g.outputs) outputs.push_back(own[v]);
+  return outputs;
+}
+
+void Executable::launch(const compiler::Step& step, const std::vector<void*>& ptr) {
+  const ir::Graph& g = program_->graph;
+  const Backend& b = backend_;
+  if (!step.fused) {
+    OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
+    for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
+    call.output = {ptr[step.outputs[0]], step.instr.type};
+    b.stream().enqueue([&b, call] { b.run(call); });
+    return;
+  }
+  FusedCall call{&step.group, {}, {}};
+  for (int v : step.inputs) call.inputs.push_back({ptr[v], g.type_of(v)});
+  for (int v : step.outputs) call.outputs.push_back({ptr[v], g.type_of(v)});
+  b.stream().enqueue([&b, call] { b.run_fused(call); });
+}
+
+}  // namespace loom::backends

@@ -1,0 +1,30 @@
+// retain_freed_memory (see malloc_policy.h).
+#include "core/malloc_policy.h"
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace loom {
+
+void retain_freed_memory() {
+  static const bool applied = [] {
+#if defined(__GLIBC__)
+    const char* s = std::getenv("LOOM_MALLOC_RETAIN");
+    if (s && std::string(s) == "0") return false;
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+    mallopt(M_ARENA_MAX, 1);
+    return true;
+#else
+    return false;
+#endif
+  }();
+  (void)applied;
+}
+
+}  // namespace loom

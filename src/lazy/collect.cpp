@@ -1,0 +1,96 @@
+// Collect: the graph of the given roots, and which inputs can be donated.
+#include <unordered_map>
+
+#include "lazy/graph_executor.h"
+
+namespace loom::lazy {
+
+Collected collect(const std::vector<TraceNodePtr>& roots) {
+  Collected c;
+  std::unordered_map<TraceNode*, int> id;
+  std::unordered_map<const void*, int> input_of;  // dedupe by buffer (or node)
+  std::vector<TraceNode*> order;                  // post-order of pending nodes
+  std::vector<std::pair<TraceNode*, size_t>> stack;
+  for (const TraceNodePtr& r : roots) {
+    if (id.count(r.get())) continue;
+    stack.push_back({r.get(), 0});
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (!n->is_pending()) {  // a graph input
+        const void* key = n->ready.valid() ? static_cast<const void*>(n) : n->data.get();
+        auto [it, fresh] = input_of.try_emplace(key, static_cast<int>(c.graph.inputs.size()));
+        if (fresh) {
+          c.graph.inputs.push_back(n->type);
+          c.input_nodes.push_back(nullptr);  // filled below from a shared_ptr
+        }
+        id[n] = -1 - it->second;
+        stack.pop_back();
+        continue;
+      }
+      if (next < n->operands.size()) {
+        TraceNode* child = n->operands[next++].get();
+        if (!id.count(child)) stack.push_back({child, 0});
+        continue;
+      }
+      id[n] = static_cast<int>(order.size());
+      order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  int first = static_cast<int>(c.graph.inputs.size());
+  auto value_of = [&](TraceNode* n) {
+    int v = id.at(n);
+    return v < 0 ? -1 - v : first + v;
+  };
+  for (TraceNode* n : order) {
+    ir::Instr in{n->op, n->attrs, {}, n->type};
+    for (const TraceNodePtr& o : n->operands) {
+      int v = value_of(o.get());
+      in.operands.push_back(v);
+      if (v < first && !c.input_nodes[v]) c.input_nodes[v] = o;
+    }
+    c.graph.instrs.push_back(std::move(in));
+  }
+  for (const TraceNodePtr& r : roots) {
+    if (!r->is_pending()) continue;
+    c.graph.outputs.push_back(value_of(r.get()));
+    c.output_nodes.push_back(r);
+  }
+  return c;
+}
+
+// Held by shared_ptr: clearing one's operands may free others.
+std::vector<TraceNodePtr> internal_nodes(const Collected& c) {
+  std::vector<TraceNodePtr> internal;
+  std::unordered_map<TraceNode*, bool> seen;
+  for (auto& n : c.output_nodes) seen[n.get()] = true;
+  std::vector<TraceNodePtr> stack(c.output_nodes.begin(), c.output_nodes.end());
+  while (!stack.empty()) {
+    TraceNodePtr n = std::move(stack.back());
+    stack.pop_back();
+    for (auto& o : n->operands) {
+      if (seen[o.get()] || !o->is_pending()) continue;
+      seen[o.get()] = true;
+      internal.push_back(o);
+      stack.push_back(o);
+    }
+  }
+  return internal;
+}
+
+// After a full sync nothing can reach the collected graph's internal nodes:
+// drop their operands, then an input nobody else holds can be donated (its
+// buffer reused for the step's results, where the memory plan says so).
+void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal) {
+  for (const TraceNodePtr& n : internal) n->operands.clear();
+  internal.clear();
+  c.donatable.assign(c.input_nodes.size(), false);
+  for (size_t i = 0; i < c.input_nodes.size(); ++i) {
+    const TraceNodePtr& n = c.input_nodes[i];
+    // Held only by c.input_nodes: no tensor, no other graph can read it again.
+    // (An in-flight node's data is written by the executor thread: not read here.)
+    c.donatable[i] = n.use_count() == 1 && (n->ready.valid() || n->data.use_count() == 1);
+  }
+}
+
+}  // namespace loom::lazy

@@ -1,0 +1,40 @@
+// Execute (on the executor thread): gather the input buffers, run the
+// executable (which binds its memory plan and launches on the backend's
+// stream), then rebind the results.
+#include <chrono>
+
+#include "lazy/graph_executor.h"
+#include "loom/error.h"
+#include "loom/metrics.h"
+
+namespace loom::lazy {
+
+void execute(Job& job) {
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    std::vector<BufferPtr> inputs;
+    for (const TraceNodePtr& n : job.collected.input_nodes) {
+      // An earlier step failed to produce this input: jobs run in order, so
+      // its future is settled; get() re-raises that step's own error.
+      if (!n->data && n->ready.valid()) n->ready.get();
+      LOOM_CHECK(n->data != nullptr,
+                 "[lazy] an input of this step was not computed because an "
+                 "earlier step failed");
+      inputs.push_back(n->data);
+    }
+    for (TraceNodePtr& n : job.collected.input_nodes) n.reset();  // drop our extra holds
+    std::vector<BufferPtr> outputs =
+        job.executable->run(std::move(inputs), job.collected.donatable);
+    rebind_outputs(job, std::move(outputs));
+    metrics::add_time("ExecuteTime", std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
+    metrics::add_counter("ExecuteCount");
+    job.done.set_value();
+  } catch (...) {
+    for (auto& n : job.collected.output_nodes) n->operands.clear();
+    job.done.set_exception(std::current_exception());
+  }
+}
+
+}  // namespace loom::lazy

@@ -1,0 +1,22 @@
+// Rebind: each executed output node becomes device data in place, so every
+// tensor sharing it (and every later graph using it) sees the result; a
+// tensor reading its value waits for it first.
+#include "lazy/graph_executor.h"
+
+namespace loom::lazy {
+
+void rebind_outputs(Job& job, std::vector<BufferPtr> outputs) {
+  for (size_t i = 0; i < job.collected.output_nodes.size(); ++i) {
+    TraceNode& n = *job.collected.output_nodes[i];
+    n.data = std::move(outputs[i]);
+    n.operands.clear();
+  }
+}
+
+void refresh(TensorImpl& impl) {
+  if (!impl.node) return;
+  if (impl.node->ready.valid()) impl.node->ready.get();  // rethrows executor errors
+  if (impl.node->data) impl.data = impl.node->data;
+}
+
+}  // namespace loom::lazy

@@ -1,0 +1,177 @@
+// The static memory plan (compiler/memory/): arena placement never overlaps
+// two buffers live at the same step, stays near the brute-force lower bound
+// (the most bytes live at any one step), reuses memory across steps and in
+// place inside fused elementwise steps, and donates inputs to outputs only
+// where the input is dead by the time the output is written.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "compiler/memory/arena.h"
+#include "compiler/memory/plan.h"
+#include "compiler/program.h"
+#include "ir/graph.h"
+
+namespace loom::compiler::memory {
+namespace {
+
+// Brute force, independent of arena_lower_bound: walk every step.
+size_t live_peak(const std::vector<ArenaRequest>& rs) {
+  int last = 0;
+  for (const auto& r : rs) last = std::max(last, r.last);
+  size_t peak = 0;
+  for (int s = 0; s <= last; ++s) {
+    size_t live = 0;
+    for (const auto& r : rs)
+      if (r.first <= s && s <= r.last) live += arena_round(r.nbytes);
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+void expect_no_overlap(const std::vector<ArenaRequest>& rs, const ArenaLayout& l) {
+  for (size_t a = 0; a < rs.size(); ++a) {
+    EXPECT_EQ(l.offset[a] % kArenaAlign, 0u);
+    EXPECT_LE(l.offset[a] + rs[a].nbytes, l.nbytes);
+    for (size_t b = a + 1; b < rs.size(); ++b) {
+      bool same_time = rs[a].first <= rs[b].last && rs[b].first <= rs[a].last;
+      bool same_bytes =
+          l.offset[a] < l.offset[b] + rs[b].nbytes && l.offset[b] < l.offset[a] + rs[a].nbytes;
+      EXPECT_FALSE(same_time && same_bytes && rs[a].nbytes && rs[b].nbytes)
+          << "requests " << a << " and " << b;
+    }
+  }
+}
+
+TEST(ArenaPlacement, RandomRequestsNeverOverlapAndStayNearTheBound) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<ArenaRequest> rs(2 + rng() % 60);
+    for (auto& r : rs) {
+      r.first = static_cast<int>(rng() % 50);
+      r.last = r.first + static_cast<int>(rng() % 8);
+      r.nbytes = 64 * (1 + rng() % 32) - (rng() % 2) * 13;
+    }
+    ArenaLayout l = place_in_arena(rs);
+    expect_no_overlap(rs, l);
+    size_t bound = live_peak(rs);
+    EXPECT_EQ(arena_lower_bound(rs), bound) << "seed " << seed;
+    EXPECT_GE(l.nbytes, bound) << "seed " << seed;
+    EXPECT_LE(l.nbytes, bound + bound / 2) << "seed " << seed << ": greedy far above the bound";
+  }
+}
+
+TEST(ArenaPlacement, AChainReusesTwoSlotsAndDisjointLivesShareOne) {
+  // v_i written at step i, read at step i + 1: two buffers ping-pong.
+  std::vector<ArenaRequest> chain;
+  for (int i = 0; i < 10; ++i) chain.push_back({i, i + 1, 4096});
+  EXPECT_EQ(place_in_arena(chain).nbytes, 2u * 4096);
+  std::vector<ArenaRequest> disjoint = {{0, 1, 1000}, {2, 3, 1000}, {4, 5, 640}};
+  ArenaLayout l = place_in_arena(disjoint);
+  EXPECT_EQ(l.nbytes, arena_round(1000));
+  EXPECT_EQ(l.offset[0], l.offset[1]);
+}
+
+TEST(ArenaPlacement, BestFitTakesTheSmallestGap) {
+  // Placed largest first: A, H1 above it, B, H2, C. H1 and H2 die at step 1,
+  // leaving holes of 960 and 512 bytes between A, B and C from step 2 on.
+  // F (400 -> 448 bytes, steps 2..5) goes into the smaller hole, H2's.
+  std::vector<ArenaRequest> rs = {
+      {0, 5, 1024},  // A at 0
+      {0, 1, 960},   // H1 at 1024
+      {0, 5, 896},   // B at 1984
+      {0, 1, 512},   // H2 at 2880
+      {0, 5, 448},   // C at 3392
+      {2, 5, 400},   // F: best fit 2880 (first fit would take 1024)
+  };
+  ArenaLayout l = place_in_arena(rs);
+  expect_no_overlap(rs, l);
+  EXPECT_EQ(l.offset[3], 2880u);
+  EXPECT_EQ(l.offset[5], l.offset[3]);
+  EXPECT_EQ(l.nbytes, 3840u);
+}
+
+Program lowered(const std::string& text) { return lower(ir::parse(text), true); }
+
+TEST(MemoryPlan, IntermediatesLiveInTheArenaAndReuseIt) {
+  // Three matmuls in a chain: %3 and %4 are intermediates; %3 dies when %5
+  // is written, so %5 may not overlap it but %4's space may be reused.
+  Program p = lowered(
+      "graph(%0: f32[64,64], %1: f32[64,64]) {\n"
+      "  %2 = matmul(%0, %1) : f32[64,64]\n"
+      "  %3 = matmul(%2, %1) : f32[64,64]\n"
+      "  %4 = matmul(%3, %1) : f32[64,64]\n"
+      "  %5 = matmul(%4, %1) : f32[64,64]\n"
+      "  return (%5)\n"
+      "}\n");
+  MemoryPlan m = plan_memory(p);
+  EXPECT_EQ(m.placement[0], Placement::input);
+  EXPECT_EQ(m.placement[2], Placement::arena);
+  EXPECT_EQ(m.placement[5], Placement::output);
+  EXPECT_EQ(m.arena_bytes, 2u * 64 * 64 * 4) << "three intermediates in two slots";
+  EXPECT_EQ(m.offset[2], m.offset[4]);
+  EXPECT_NE(m.offset[2], m.offset[3]);
+  // %0 is read last at step 0, so the output (written at step 3) may take
+  // its buffer; %1 is read by that matmul itself and may not.
+  EXPECT_EQ(m.donor[5], 0);
+  EXPECT_EQ(m.donated_bytes, 64u * 64 * 4);
+  EXPECT_EQ(m.output_bytes, 0u);
+}
+
+TEST(MemoryPlan, FusedElementwiseStepWritesInPlace) {
+  // %3 = exp(%2) + 1 is one fused step reading the matmul result %2 for the
+  // last time: its output takes %2's bytes.
+  Program p = lowered(
+      "graph(%0: f32[32,32], %1: f32[32,32]) {\n"
+      "  %2 = matmul(%0, %1) : f32[32,32]\n"
+      "  %3 = exp(%2) : f32[32,32]\n"
+      "  %4 = add(%3, %2) : f32[32,32]\n"
+      "  %5 = matmul(%4, %1) : f32[32,32]\n"
+      "  return (%5)\n"
+      "}\n");
+  MemoryPlan m = plan_memory(p);
+  ASSERT_EQ(m.in_place.size(), 1u);
+  EXPECT_EQ(m.in_place[0].output, 4);
+  EXPECT_EQ(m.in_place[0].input, 2);
+  EXPECT_EQ(m.offset[4], m.offset[2]);
+  EXPECT_EQ(m.arena_bytes, 32u * 32 * 4) << "one slot for %2 and %4";
+}
+
+TEST(MemoryPlan, UpdatedInputsAreDonatedToOutputs) {
+  // An SGD-like update: %0 (param) and %1 (grad) die in the fused step
+  // writing %3; the output takes the param's buffer (read there: preferred).
+  Program p = lowered(
+      "graph(%0: f32[256], %1: f32[256], %2: f32[]) {\n"
+      "  %3 = mul(%1, %2) : f32[256]\n"
+      "  %4 = sub(%0, %3) : f32[256]\n"
+      "  return (%4)\n"
+      "}\n");
+  MemoryPlan m = plan_memory(p);
+  int out = p.graph.outputs[0];
+  EXPECT_TRUE(m.donor[out] == 0 || m.donor[out] == 1) << m.donor[out];
+  EXPECT_EQ(m.donated_to[m.donor[out]], out);
+  EXPECT_EQ(m.donated_bytes, 256u * 4);
+  EXPECT_EQ(m.output_bytes, 0u);
+  EXPECT_EQ(m.planned_peak_bytes(), m.arena_bytes);
+}
+
+TEST(MemoryPlan, NoDonationOfAnInputStillReadAfterTheOutputIsWritten) {
+  // %2 is written at step 0 (an output), but %0 is read again after it, so
+  // %0 cannot host %2; %3's step reads %0 but is no fused elementwise step,
+  // so it cannot write over it either. A passed-through input (%1 is also
+  // an output) is never donated.
+  Program p = lowered(
+      "graph(%0: f32[8,8], %1: f32[8,8]) {\n"
+      "  %2 = matmul(%0, %0) : f32[8,8]\n"
+      "  %3 = matmul(%2, %0) : f32[8,8]\n"
+      "  return (%2, %3, %1)\n"
+      "}\n");
+  MemoryPlan m = plan_memory(p);
+  EXPECT_EQ(m.donor[2], -1);
+  EXPECT_EQ(m.donor[3], -1) << "a matmul may not write over its own operand %0";
+  EXPECT_EQ(m.donated_to[1], -1);
+}
+
+}  // namespace
+}  // namespace loom::compiler::memory
