@@ -2,11 +2,56 @@
 // donated inputs, fresh outputs) and launches the steps in order.
 #include "backends/executable.h"
 
+#include <map>
+
 #include "loom/metrics.h"
 
 namespace loom::backends {
 
 using compiler::memory::Placement;
+
+namespace {
+
+// The arena of a backend's executables: one block, grown to the largest
+// plan, shared by every executable of that backend. Runs that use it hold
+// its lock, so two executables never overlap in it; a program's arena holds
+// only values that die inside one run, so sharing cannot clobber a result.
+// (One block per executable made memory grow with the number of distinct
+// graphs: accumulation's three micro-step graphs held three arenas.)
+struct SharedArena {
+  std::mutex mu;
+  BufferPtr block;
+  size_t bytes = 0;
+};
+
+// Never destroyed: a job still queued at exit may run after static
+// destructors (see lazy/graph_executor.cpp's state()).
+std::mutex& arenas_mutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::map<const Backend*, std::unique_ptr<SharedArena>>& arenas() {
+  static auto* map = new std::map<const Backend*, std::unique_ptr<SharedArena>>;
+  return *map;
+}
+
+SharedArena& arena_of(const Backend& backend) {
+  std::lock_guard<std::mutex> lock(arenas_mutex());
+  std::unique_ptr<SharedArena>& a = arenas()[&backend];
+  if (!a) a = std::make_unique<SharedArena>();
+  return *a;
+}
+
+}  // namespace
+
+void release_shared_arenas() {
+  std::lock_guard<std::mutex> lock(arenas_mutex());
+  for (auto& [backend, arena] : arenas()) {
+    std::lock_guard<std::mutex> arena_lock(arena->mu);
+    arena->block.reset();
+    arena->bytes = 0;
+  }
+}
 
 Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program)
     : backend_(backend),
@@ -36,15 +81,24 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
                                        const std::vector<bool>& donatable) {
   std::lock_guard<std::mutex> lock(mu_);
   const ir::Graph& g = program_->graph;
-  if (!arena_ && needs_arena_) {
-    arena_ = backend_.allocate(plan_.arena_bytes);
-    metrics::add_counter("ArenaAllocatedBytes", static_cast<int64_t>(plan_.arena_bytes));
+  std::unique_lock<std::mutex> arena_lock;
+  BufferPtr arena;  // held for the run, even if a larger plan replaces the block later
+  if (needs_arena_) {
+    SharedArena& shared = arena_of(backend_);
+    arena_lock = std::unique_lock<std::mutex>(shared.mu);
+    if (!shared.block || shared.bytes < plan_.arena_bytes) {
+      shared.block.reset();  // freed before the larger block is allocated
+      shared.block = backend_.allocate(plan_.arena_bytes);
+      shared.bytes = plan_.arena_bytes;
+      metrics::add_counter("ArenaAllocatedBytes", static_cast<int64_t>(plan_.arena_bytes));
+    }
+    arena = shared.block;
   }
   std::vector<BufferPtr> own(g.num_values());
   for (size_t i = 0; i < inputs.size(); ++i) own[i] = std::move(inputs[i]);
   bind_outputs(own, donatable);
   ptr_.assign(g.num_values(), nullptr);
-  auto* base = arena_ ? static_cast<std::byte*>(arena_->data()) : nullptr;
+  auto* base = arena ? static_cast<std::byte*>(arena->data()) : nullptr;
   for (int v = 0; v < g.num_values(); ++v) {
     if (plan_.placement[v] == Placement::arena)
       ptr_[v] = base + plan_.offset[v];

@@ -1,9 +1,11 @@
 // Executable: one Program compiled for one backend — the schedule, the
 // backend's kernels for it and its memory plan (compiler/memory/plan.h).
-// The compile cache keeps executables; each keeps its arena (the planned
-// intermediates' memory) from its first run on, so a steady-state run
-// allocates only the graph outputs that no input was donated to.
-// Runs are serialized per executable (the lazy executor thread runs them).
+// The compile cache keeps executables; the planned intermediates live in one
+// arena per backend, shared by its executables (grown to the largest plan,
+// held under a lock for a run), so a steady-state run allocates only the
+// graph outputs that no input was donated to, and memory does not grow with
+// the number of cached graphs. Runs are serialized per executable (the lazy
+// executor thread runs them) and per backend while they use the arena.
 //
 //   auto exe = backend.compile(program);       // plans memory once
 //   auto outs = exe->run(inputs, donatable);   // every step
@@ -38,7 +40,8 @@ class Executable {
   /// index values, unsupported ops or dtypes).
   std::vector<BufferPtr> run(std::vector<BufferPtr> inputs, const std::vector<bool>& donatable);
 
-  /// Bytes of the arena (allocated on the first run).
+  /// Bytes of arena this executable's plan needs (the backend's shared
+  /// arena is grown to it on its first run).
   size_t arena_bytes() const { return plan_.arena_bytes; }
 
  protected:
@@ -55,8 +58,12 @@ class Executable {
   compiler::memory::MemoryPlan plan_;
   std::mutex mu_;
   bool needs_arena_ = false;  // some value lives in the arena (maybe 0 bytes)
-  BufferPtr arena_;
   std::vector<void*> ptr_;  // per value, rebuilt each run
 };
+
+/// Frees every backend's shared arena (the next run allocates it anew, and
+/// counts ArenaAllocatedBytes again). For clear_compile_cache(): call only
+/// when no executable is running.
+void release_shared_arenas();
 
 }  // namespace loom::backends

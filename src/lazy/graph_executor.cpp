@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "backends/backend.h"
+#include "backends/executable.h"
 #include "core/malloc_policy.h"
 #include "lazy/eager.h"
 #include "lazy/executor.h"
@@ -172,10 +173,12 @@ int64_t pending_nodes() { return state().pending; }
 
 void clear_compile_cache() {
   State& s = state();
+  s.executor.drain();  // no run may be using the arenas released below
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   s.cache.clear();
   s.tracker.clear();
   clear_eager_cache();
+  backends::release_shared_arenas();
 }
 
 }  // namespace loom::lazy

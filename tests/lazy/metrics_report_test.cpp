@@ -80,7 +80,7 @@ TEST(MetricsReport, TextReportHasTimersCountersAndCauses) {
             "[metrics] m.json: not a JSON object (expected lazy_metrics.json)");
   EXPECT_NE(error_of([] {
               metrics::format_report(R"({"timers": {"T": {"count": 1}}})", "m.json");
-            }).find("timer 'T' has no number 'total_ns'"),
+            }).find("timer 'T' has no integer 'total_ns'"),
             std::string::npos);
 }
 
