@@ -189,9 +189,15 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   const double r = raw / mag;
   const double step = (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
   const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
+  // Values a few ulps apart make first ~ 2^53 and beyond, where ++i no longer
+  // moves (an endless loop): count the ticks as an integer, and fall back to
+  // the two ends when the count is not small and finite.
+  const double count = last - first + 1;
+  if (!(step > 0) || !std::isfinite(first) || !(count >= 1 && count <= 1000))
+    return {lo, hi};
   std::vector<double> out;
-  for (double i = first; i <= last + 0.5; ++i) {
-    const double t = i * step;
+  for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) {
+    const double t = (first + static_cast<double>(k)) * step;
     out.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
   }
   return out;

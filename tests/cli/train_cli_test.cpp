@@ -92,6 +92,18 @@ TEST_F(LoomCli, TrainTinyGpt2WritesCheckpointsResultsAndMetrics) {
   nlohmann::json again = read_json(dir_.sub("eval_out/eval_results.json"));
   EXPECT_NEAR(again.value("eval_loss", 0.0), loss, 1e-4);
 
+  // Without --output_dir evaluate writes nothing: no ./trainer_output/runs/
+  // TensorBoard files in the working directory either.
+  const std::string cwd = dir_.sub("eval_cwd");
+  std::filesystem::create_directories(cwd);
+  const std::string cmd = "cd " + shell_quote(cwd) + " && " + shell_quote(loom_binary_path()) +
+                          " evaluate --model_name_or_path " + shell_quote(out) +
+                          " --train_file " + shell_quote(corpus) +
+                          " --validation_split_percentage 20 --block_size 16 --device lazy"
+                          " --disable_tqdm >/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(cwd)) << "loom evaluate without --output_dir wrote files";
+
   // A corrupt checkpoint: one error line, no crash.
   std::ofstream(out + "/checkpoint-2/model.safetensors", std::ios::trunc) << "not safetensors";
   CliResult c = run_loom_cli(dir_, {"evaluate", "--model_name_or_path", out + "/checkpoint-2",

@@ -20,6 +20,10 @@ using io::nice_ticks;
 TEST(SvgChart, NiceTicksAreRoundStepsThatBoundTheData) {
   EXPECT_EQ(nice_ticks(0, 160, 6), (std::vector<double>{0, 20, 40, 60, 80, 100, 120, 140, 160}));
   EXPECT_EQ(nice_ticks(5.61, 9.64, 5), (std::vector<double>{5, 6, 7, 8, 9, 10}));
+  // Values a few ulps apart (a flat loss) once made an endless tick loop.
+  std::vector<double> flat = nice_ticks(1.0, 1.0000000000000002, 5);
+  EXPECT_LE(flat.size(), 1000u);
+  EXPECT_FALSE(flat.empty());
   std::vector<double> small = nice_ticks(1e-5, 9.5e-4, 5);
   EXPECT_DOUBLE_EQ(small.front(), 0);
   EXPECT_NEAR(small.back(), 1e-3, 1e-12);

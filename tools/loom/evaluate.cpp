@@ -28,6 +28,9 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
   TrainingArguments args = cmd.training;
   args.do_train = false;
   args.do_eval = true;
+  // Nothing is written without --output_dir: no TensorBoard files either
+  // (they would land in ./trainer_output/runs/, or fail where it is read-only).
+  if (!cmd.given.count("output_dir")) args.report_to = "none";
   args.validate();
   // An unusable --output_dir fails now, naming the flag, not after evaluating.
   if (cmd.given.count("output_dir")) train::check_output_dir_writable(args.output_dir);

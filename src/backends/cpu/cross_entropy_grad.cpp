@@ -190,8 +190,9 @@ void cpu_fused_linear_cross_entropy(const OpCall& call) {
   float* tail = dh + n * dim;  // the loss row
   std::memset(tail, 0, sizeof(float) * dim);
   std::vector<double> loss(n, 0.0);
-  int64_t rows =
-      std::clamp<int64_t>(kChunkFloats / classes, kMinChunkRows, std::max<int64_t>(n, 1));
+  // min(max(..)), not std::clamp: for n < kMinChunkRows the bounds cross.
+  int64_t rows = std::min<int64_t>(std::max<int64_t>(kChunkFloats / classes, kMinChunkRows),
+                                   std::max<int64_t>(n, 1));
   FusedRowGrad rg = [&](float* z, int64_t r0, int64_t r) {
     grad_rows(z, r, classes, tg.t.data() + r0, ignore, eps, scale, loss.data() + r0);
   };
