@@ -32,12 +32,6 @@ class LoomBadInput : public ::testing::Test {
     if (loom_binary_path().empty())
       GTEST_SKIP() << "the loom binary is not built next to the tests";
   }
-  static void expect_one_error_line(const CliResult& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_EQ(count_cli_lines(r.err), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("loom: error: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
   std::string corpus(int lines) {
     std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/assets/corpora/austen/prideprejudice.txt");
     std::string line, text;

@@ -4,6 +4,8 @@
 // LOOM_SOURCE_DIR (for assets/), as CMakeLists.txt does for loom_tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -64,6 +66,15 @@ inline int count_cli_lines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
   return n;
+}
+
+/// Exit code 1 and exactly one stderr line, starting "loom: error: " and
+/// containing `needle`: how every bad input must end.
+inline void expect_one_error_line(const CliResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(count_cli_lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("loom: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
 }
 
 }  // namespace loom::testing

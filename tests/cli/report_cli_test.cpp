@@ -34,12 +34,6 @@ class ReportCli : public ::testing::Test {
                        "--save_strategy", "no", "--overwrite_output_dir"});
     return f;
   }
-  static void expect_one_error_line(const CliResult& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_EQ(count_cli_lines(r.err), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("loom: error: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
   TempDir dir_;
 };
 

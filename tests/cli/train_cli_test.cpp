@@ -32,13 +32,6 @@ class LoomCli : public ::testing::Test {
     if (loom_binary_path().empty())
       GTEST_SKIP() << "the loom binary is not built next to the tests";
   }
-  // Exit code 1 and exactly one stderr line starting "loom: error:" that contains `needle`.
-  static void expect_one_error_line(const CliResult& r, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_EQ(count_cli_lines(r.err), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("loom: error: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
   TempDir dir_;
 };
 

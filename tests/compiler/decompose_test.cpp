@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/scoped_env.h"
 #include "backends/cpu_test_util.h"
 #include "common/temp_dir.h"
 #include "compiler/pass.h"
@@ -26,25 +27,6 @@ namespace {
 
 using cpu_test::Operand;
 using ops::OpKind;
-
-// Sets an environment variable for one scope and restores the old value.
-class ScopedDecomposeEnv {
- public:
-  ScopedDecomposeEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedDecomposeEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 auto all_but(OpKind missing) {
   return [missing](OpKind op) { return op != missing; };
@@ -213,7 +195,7 @@ TEST(Decompose, AttentionNumerics) {
 
 TEST(Decompose, EnvListsForcedOps) {
   {
-    ScopedDecomposeEnv env("LOOM_DECOMPOSE", " softmax,layer_norm ");
+    testing::ScopedEnv env("LOOM_DECOMPOSE", " softmax,layer_norm ");
     EXPECT_EQ(forced_decompositions(),
               (std::vector<OpKind>{OpKind::k_softmax, OpKind::k_layer_norm}));
     ir::Graph g = ir::parse(
@@ -223,11 +205,11 @@ TEST(Decompose, EnvListsForcedOps) {
     EXPECT_EQ(ir::to_text(g).find("softmax("), std::string::npos) << ir::to_text(g);
   }
   {
-    ScopedDecomposeEnv env("LOOM_DECOMPOSE", "all");
+    testing::ScopedEnv env("LOOM_DECOMPOSE", "all");
     EXPECT_EQ(forced_decompositions().size(), 7u);  // with cross-entropy's two gradient ops
   }
   for (const char* bad : {"softmax,bogus", "matmul"}) {
-    ScopedDecomposeEnv env("LOOM_DECOMPOSE", bad);
+    testing::ScopedEnv env("LOOM_DECOMPOSE", bad);
     try {
       forced_decompositions();
       FAIL() << bad;
@@ -323,8 +305,8 @@ LossAndGrads forward_backward(const Device& dev) {
 
 TEST(DecomposeLazy, ForwardBackwardMatchesEager) {
   testing::TempDir dump;
-  ScopedDecomposeEnv env("LOOM_DECOMPOSE", "all");
-  ScopedDecomposeEnv dump_env("LOOM_DUMP_IR", dump.path());
+  testing::ScopedEnv env("LOOM_DECOMPOSE", "all");
+  testing::ScopedEnv dump_env("LOOM_DUMP_IR", dump.path());
   testing::reset_lazy();
   LossAndGrads eager = forward_backward(Device("cpu"));
   LossAndGrads lz = forward_backward(Device("lazy"));
@@ -354,7 +336,7 @@ TEST(DecomposeLazy, EnvIsPartOfTheCompileKey) {
   Tensor plain = run();
   EXPECT_EQ(metrics::counter("UncachedCompile"), 1);
   {
-    ScopedDecomposeEnv env("LOOM_DECOMPOSE", "softmax");
+    testing::ScopedEnv env("LOOM_DECOMPOSE", "softmax");
     EXPECT_TRUE(testing::all_close(run(), plain, 1e-6, 1e-7));
     EXPECT_EQ(metrics::counter("UncachedCompile"), 2) << "a decomposed graph needs its own entry";
     run();

@@ -15,6 +15,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/scoped_env.h"
 #include "backends/backend.h"
 #include "backends/cpu_test_util.h"
 #include "common/temp_dir.h"
@@ -32,24 +33,6 @@ namespace loom::compiler {
 namespace fused_ce_test {
 
 using cpu_test::Operand;
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 bool all_ops(ops::OpKind) { return true; }
 
@@ -179,7 +162,7 @@ TEST(FusedCrossEntropy, OnlyOneGradientUsed) {
 
 TEST(FusedCrossEntropy, EnvThresholdAndBadTargets) {
   {
-    ScopedEnv env("LOOM_FUSED_CE_MIN_CLASSES", "12x");
+    testing::ScopedEnv env("LOOM_FUSED_CE_MIN_CLASSES", "12x");
     try {
       make_fused_cross_entropy(all_ops);
       FAIL() << "bad LOOM_FUSED_CE_MIN_CLASSES accepted";
@@ -189,7 +172,7 @@ TEST(FusedCrossEntropy, EnvThresholdAndBadTargets) {
     }
   }
   {
-    ScopedEnv env("LOOM_FUSED_CE_MIN_CLASSES", "8");
+    testing::ScopedEnv env("LOOM_FUSED_CE_MIN_CLASSES", "8");
     ir::Graph g = ir::parse(head_ir(11, 5, " index=-100", "f32", "%6, %9, %11"));
     EXPECT_TRUE(make_fused_cross_entropy(all_ops)->run(g));
   }
@@ -314,13 +297,13 @@ void expect_step_close(const Step& got, const Step& want, const char* what) {
 }
 
 TEST(FusedCrossEntropyLazy, LmHeadStepsMatchEagerAndReference) {
-  ScopedEnv min_classes("LOOM_FUSED_CE_MIN_CLASSES", "1");
+  testing::ScopedEnv min_classes("LOOM_FUSED_CE_MIN_CLASSES", "1");
   for (bool tied : {false, true})
     for (double smoothing : {0.0, 0.1}) {
       SCOPED_TRACE(std::string(tied ? "tied" : "untied") + " smoothing " +
                    std::to_string(smoothing));
       testing::TempDir dump;
-      ScopedEnv dump_env("LOOM_DUMP_IR", dump.path());
+      testing::ScopedEnv dump_env("LOOM_DUMP_IR", dump.path());
       testing::reset_lazy();
       Step ref = lm_step(Device("cpu:reference"), tied, smoothing);
       Step eager = lm_step(Device("cpu"), tied, smoothing);
@@ -343,9 +326,9 @@ void expect_step_near(const Step& got, const Step& want, double rtol, double ato
 // Under autocast the head is cast(matmul(bf16, bf16), f32): fused too, with
 // bf16 GEMMs, and within bf16 rounding of the unfused eager step.
 TEST(FusedCrossEntropyLazy, AutocastBf16HeadIsFused) {
-  ScopedEnv min_classes("LOOM_FUSED_CE_MIN_CLASSES", "1");
+  testing::ScopedEnv min_classes("LOOM_FUSED_CE_MIN_CLASSES", "1");
   testing::TempDir dump;
-  ScopedEnv dump_env("LOOM_DUMP_IR", dump.path());
+  testing::ScopedEnv dump_env("LOOM_DUMP_IR", dump.path());
   testing::reset_lazy();
   auto step = [](const Device& dev) {
     AutocastGuard amp;
@@ -361,9 +344,9 @@ TEST(FusedCrossEntropyLazy, AutocastBf16HeadIsFused) {
 }
 
 TEST(FusedCrossEntropyLazy, Gpt2FixtureStepMatchesEager) {
-  ScopedEnv min_classes("LOOM_FUSED_CE_MIN_CLASSES", "1");
+  testing::ScopedEnv min_classes("LOOM_FUSED_CE_MIN_CLASSES", "1");
   testing::TempDir dump;
-  ScopedEnv dump_env("LOOM_DUMP_IR", dump.path());
+  testing::ScopedEnv dump_env("LOOM_DUMP_IR", dump.path());
   testing::reset_lazy();
   testing::Golden golden =
       testing::load_golden(testing::model_fixture("gpt2") + "/golden.safetensors");
