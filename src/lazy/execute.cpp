@@ -30,6 +30,11 @@ void execute(Job& job) {
                                          std::chrono::steady_clock::now() - t0)
                                          .count());
     metrics::add_counter("ExecuteCount");
+    // Drop this job's holds on the nodes before the waiters wake: a step
+    // traced right after (while this thread may not have run again yet)
+    // must see its inputs held by nobody else, or their donation is lost.
+    job.collected.output_nodes.clear();
+    job.collected.input_nodes.clear();
     job.done.set_value();
   } catch (...) {
     for (auto& n : job.collected.output_nodes) n->operands.clear();
