@@ -35,7 +35,9 @@ cache_dir="${LOOM_FRESH_CACHE:-/var/cache/loom-fresh}"
 max_age_days="${LOOM_FRESH_MAX_AGE:-30}"
 steps="${LOOM_FRESH_STEPS:-4}"
 phase_timeout="${LOOM_FRESH_TIMEOUT:-1800}"
-work=""
+# A phase (`__phase`) is this script run again: it inherits work and root
+# from main's environment, so they are never reset here.
+work="${work:-}"
 child=""
 self="$LOOM_ROOT/scripts/$(basename "${BASH_SOURCE[0]}")"
 
@@ -47,6 +49,7 @@ mounts_under() {
 # cleanup: stop a running phase, then remove the root, never through a mount.
 cleanup() {
   local status=$?
+  trap '' INT TERM  # a second Ctrl-C must not cut the clean-up short
   if [[ -n "$child" ]] && kill -0 "$child" 2>/dev/null; then
     kill -TERM -- "-$child" 2>/dev/null || true
     for _ in $(seq 20); do kill -0 "$child" 2>/dev/null || break; sleep 0.5; done
@@ -84,7 +87,7 @@ step() {
   local name="$1"; shift
   local log_file="$work/logs/$name.log" start=$SECONDS status=0
   log "fresh: $name"
-  setsid timeout -s TERM "$phase_timeout" bash "$self" __phase "$@" >"$log_file" 2>&1 </dev/null &
+  setsid timeout -k 60 -s TERM "$phase_timeout" bash "$self" __phase "$@" >"$log_file" 2>&1 </dev/null &
   child=$!
   wait "$child" || status=$?
   child=""
@@ -191,7 +194,13 @@ prepare_root() {
   git -C "$root/root/loom" log -1 --format='cloned %h %s'
   if [[ -n "${LOOM_FRESH_DROP:-}" ]]; then
     local setup="$root/root/loom/scripts/setup.sh"
-    sed -i -E "/^packages=\(/,/^\)/ s/(^|[[:space:]])${LOOM_FRESH_DROP}([[:space:]]|$)/\1\2/" "$setup"
+    local re
+    re="$(printf '%s' "$LOOM_FRESH_DROP" | sed 's/[][\.*^$+?(){}|/]/\\&/g')"
+    sed -i -E "/^packages=\(/,/^\)/ s/(^|[[:space:]])${re}([[:space:]]|$)/\1\2/" "$setup"
+    if sed -n '/^packages=(/,/^)/p' "$setup" | sed 's/#.*//' | grep -qwF -- "$LOOM_FRESH_DROP"; then
+      echo "LOOM_FRESH_DROP: ${LOOM_FRESH_DROP} is still in setup.sh's package list"
+      return 1
+    fi
     echo "LOOM_FRESH_DROP: removed ${LOOM_FRESH_DROP} from setup.sh:"
     sed -n '/^packages=(/,/^)/p' "$setup"
   fi
@@ -242,6 +251,10 @@ main() {
 
 if [[ "${1:-}" == "__phase" ]]; then
   shift
+  # Never run a phase outside main's own work folder (base_root removes
+  # "$work/base"; an empty $work would make that /base).
+  [[ "$work" == /var/tmp/loom-fresh.* && "${root:-}" == "$work/root" ]] ||
+    { echo "check_fresh_machine.sh: __phase needs main's work folder, got '$work'" >&2; exit 2; }
   "$@"
 else
   main "$@"
