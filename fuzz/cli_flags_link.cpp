@@ -1,0 +1,33 @@
+// Link-time stand-ins for fuzz_cli_flags, which compiles the flag parser
+// (tools/loom/job_args.cpp, TrainingArguments) without the model registry and
+// the lazy device: those pull in every model and backend, which the parser
+// only asks two questions. Assumes the harness fuzzes parsing, not whether a
+// backend or model type exists (tests/cli and tests/train check those).
+#include <string>
+#include <vector>
+
+#include "loom/lazy.h"
+#include "loom/model_registry.h"
+
+namespace loom {
+
+const std::vector<ModelTypeEntry>& model_types() {
+  static const std::vector<ModelTypeEntry> kNames = [] {
+    std::vector<ModelTypeEntry> out;
+    for (const char* name : {"gpt2", "bert", "llama", "qwen2"}) {
+      ModelTypeEntry e;
+      e.model_type = name;
+      out.push_back(e);
+    }
+    return out;
+  }();
+  return kNames;
+}
+
+std::string model_type_names() { return "gpt2, bert, llama, qwen2"; }
+
+namespace lazy {
+void check_device(const Device&) {}  // the name's syntax is checked by Device itself
+}  // namespace lazy
+
+}  // namespace loom
