@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "common/scoped_env.h"
+#include "compiler/run_graph.h"
 #include "backends/backend.h"
 #include "backends/cpu_test_util.h"
 #include "common/temp_dir.h"
@@ -36,30 +37,7 @@ using cpu_test::Operand;
 
 bool all_ops(ops::OpKind) { return true; }
 
-// Runs `g` op by op on `backend`; returns every output as doubles.
-std::vector<std::vector<double>> run_graph(const backends::Backend& backend, const ir::Graph& g,
-                                           const std::vector<Operand>& inputs) {
-  std::vector<BufferPtr> slots(g.num_values());
-  for (size_t i = 0; i < inputs.size(); ++i) slots[i] = inputs[i].buffer;
-  int first = static_cast<int>(g.inputs.size());
-  for (size_t i = 0; i < g.instrs.size(); ++i) {
-    const ir::Instr& in = g.instrs[i];
-    BufferPtr out = make_buffer(std::max<size_t>(1, in.type.nbytes()));
-    backends::OpCall call{in.op, &in.attrs, {}, {out->data(), in.type}};
-    for (int v : in.operands) call.inputs.push_back({slots[v]->data(), g.type_of(v)});
-    backend.run(call);
-    slots[first + i] = out;
-  }
-  std::vector<std::vector<double>> result;
-  for (int o : g.outputs) {
-    const ops::TensorType& t = g.type_of(o);
-    std::vector<double> values(t.numel());
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = load_as_double(slots[o]->data(), t.dtype, i);
-    result.push_back(values);
-  }
-  return result;
-}
+using testing::run_graph;
 
 // An LM head over [2, 3, D] hidden states (N = 6 rows), weight [C, D]:
 // loss, d hidden, d weight (the batched matmul's gradient summed over the
