@@ -33,15 +33,28 @@ std::optional<uint64_t> read_number(const char* path) {
   }
 }
 
-// The room left under this cgroup's memory.max (cgroup v2, mounted at the root).
-std::optional<uint64_t> cgroup_room() {
-  std::optional<uint64_t> max = read_number("/sys/fs/cgroup/memory.max");
-  if (!max) return std::nullopt;
-  uint64_t current = read_number("/sys/fs/cgroup/memory.current").value_or(0);
-  return *max > current ? *max - current : 0;
+// "inactive_file 123" in a cgroup's memory.stat -> 123.
+std::optional<uint64_t> stat_field(const std::string& path, const std::string& field) {
+  std::ifstream in(path);
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key >> value)
+    if (key == field) return value;
+  return std::nullopt;
 }
 
 }  // namespace
+
+std::optional<uint64_t> cgroup_memory_room(const std::string& cgroup_dir) {
+  std::optional<uint64_t> max = read_number((cgroup_dir + "/memory.max").c_str());
+  if (!max) return std::nullopt;
+  uint64_t current = read_number((cgroup_dir + "/memory.current").c_str()).value_or(0);
+  // memory.current counts the page cache; its inactive part is reclaimed
+  // before the limit is hit (as MemAvailable counts reclaimable cache).
+  const uint64_t inactive = stat_field(cgroup_dir + "/memory.stat", "inactive_file").value_or(0);
+  current = current > inactive ? current - inactive : 0;
+  return *max > current ? *max - current : 0;
+}
 
 std::optional<AvailableMemory> available_memory() {
   std::optional<AvailableMemory> out;
@@ -52,7 +65,7 @@ std::optional<AvailableMemory> available_memory() {
     if (pages > 0 && page > 0)
       out = AvailableMemory{static_cast<uint64_t>(pages) * static_cast<uint64_t>(page), "sysconf"};
   }
-  if (auto room = cgroup_room(); room && (!out || *room < out->bytes))
+  if (auto room = cgroup_memory_room("/sys/fs/cgroup"); room && (!out || *room < out->bytes))
     out = AvailableMemory{*room, "cgroup memory.max"};
   return out;
 }

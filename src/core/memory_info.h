@@ -3,7 +3,8 @@
 // beats std::bad_alloc or the kernel's OOM killer half-way through.
 // Assumes Linux: /proc/meminfo's MemAvailable (the kernel's estimate of what
 // can be allocated without swapping), lowered to the cgroup v2 limit
-// (/sys/fs/cgroup/memory.max minus memory.current) when one is set; elsewhere
+// (/sys/fs/cgroup/memory.max minus memory.current, less the reclaimable
+// inactive page cache of memory.stat) when one is set; elsewhere
 // sysconf(_SC_AVPHYS_PAGES) x page size.
 #pragma once
 
@@ -22,6 +23,12 @@ struct AvailableMemory {
 /// The memory available to this process now, or nullopt when the system says
 /// nothing. Never throws.
 std::optional<AvailableMemory> available_memory();
+
+/// The room under the cgroup v2 limit of `cgroup_dir` (a folder holding
+/// memory.max, memory.current and memory.stat, e.g. "/sys/fs/cgroup"): max -
+/// (current - inactive_file), 0 when over; nullopt when memory.max is absent or
+/// "max" (no limit). Never throws.
+std::optional<uint64_t> cgroup_memory_room(const std::string& cgroup_dir);
 
 /// "1.5 GB", "640 MB", "12 kB" (decimal units, 2-3 significant digits).
 std::string format_bytes(double bytes);

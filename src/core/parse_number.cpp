@@ -1,9 +1,11 @@
 // parse_decimal_int / parse_decimal_double: a strict syntax check on the
 // bytes, then std::from_chars (base 10; chars_format::general, which reads
-// no hexadecimal), whose result_out_of_range is the overflow report. See
+// no hexadecimal), whose result_out_of_range is the overflow report (or, below the smallest
+// subnormal, an underflow to 0 as Python's float()). See
 // core/parse_number.h.
 #include "core/parse_number.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <limits>
@@ -49,6 +51,31 @@ bool is_decimal_float_syntax(std::string_view s) {
   return i == s.size();
 }
 
+// For a text of is_decimal_float_syntax that from_chars found out of range:
+// whether its magnitude is below the smallest subnormal (underflow) rather than
+// above the largest double. The decimal exponent of the first nonzero mantissa
+// digit decides: negative means tiny.
+bool is_underflow(std::string_view s) {
+  size_t e = s.find_first_of("eE");
+  std::string_view mantissa = s.substr(0, e);
+  long exponent = 0;
+  if (e != std::string_view::npos) {
+    std::string_view digits = s.substr(e + 1);
+    bool negative = !digits.empty() && digits[0] == '-';
+    if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) digits.remove_prefix(1);
+    for (char c : digits) exponent = std::min(exponent * 10 + (c - '0'), 100000L);
+    if (negative) exponent = -exponent;
+  }
+  size_t point = mantissa.find('.');
+  if (point == std::string_view::npos) point = mantissa.size();
+  for (size_t i = 0; i < mantissa.size(); ++i) {
+    if (mantissa[i] == '.' || mantissa[i] == '0') continue;
+    long place = i < point ? static_cast<long>(point - i - 1) : -static_cast<long>(i - point);
+    return exponent + place < 0;
+  }
+  return true;  // all zeros cannot be out of range; treat as tiny
+}
+
 }  // namespace
 
 std::optional<int64_t> parse_decimal_int(std::string_view text, NumberError* error) {
@@ -84,6 +111,9 @@ std::optional<double> parse_decimal_double(std::string_view text, NumberError* e
   double v = 0;
   auto [end, ec] =
       std::from_chars(body.data(), body.data() + body.size(), v, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range && is_underflow(body)) {
+    return negative ? -0.0 : 0.0;  // Python's float("1e-400") is 0.0
+  }
   if (ec == std::errc::result_out_of_range) {
     if (error) *error = NumberError::kOverflow;
     return std::nullopt;

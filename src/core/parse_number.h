@@ -4,7 +4,8 @@
 //   integer: [+|-]digits, within int64 ("0x10", "1e3", " 7", "1.0" are not);
 //   number:  [+|-](digits[.digits] | .digits)[(e|E)[+|-]digits], or inf /
 //            infinity / nan in any case (Python's float() spellings); never
-//            hexadecimal ("0x10", std::stod's extension) nor out of double range.
+//            hexadecimal ("0x10", std::stod's extension) nor above the double range;
+//            below the smallest subnormal it is 0 ("1e-400", as Python).
 // Assumes nothing; never throws.
 #pragma once
 

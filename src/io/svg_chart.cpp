@@ -55,8 +55,13 @@ struct Frame {
   }
 };
 
+// On a log axis only y in [1e-300, 1e300] is drawn: beyond it the decade
+// ticks (10^e) leave the normal double range (10^-324 is 0, 10^309 is inf)
+// and their log10 would make NaN coordinates.
+constexpr double kLogAxisMin = 1e-300, kLogAxisMax = 1e300;
+
 bool plotted(double x, double y, bool log_y) {
-  return std::isfinite(x) && std::isfinite(y) && (!log_y || y > 0);
+  return std::isfinite(x) && std::isfinite(y) && (!log_y || (y >= kLogAxisMin && y <= kLogAxisMax));
 }
 
 // Data bounds over every plotted point; {inf, -inf} when there are none.
@@ -193,8 +198,7 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   // moves (an endless loop): count the ticks as an integer, and fall back to
   // the two ends when the count is not small and finite.
   const double count = last - first + 1;
-  if (!(step > 0) || !std::isfinite(first) || !(count >= 1 && count <= 1000))
-    return {lo, hi};
+  if (!(step > 0) || !std::isfinite(first) || !(count >= 1 && count <= 1000)) return {lo, hi};
   std::vector<double> out;
   for (int64_t k = 0; k < static_cast<int64_t>(count); ++k) {
     const double t = (first + static_cast<double>(k)) * step;

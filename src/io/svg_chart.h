@@ -27,7 +27,7 @@ struct ChartSeries {
 
 struct ChartPanel {
   std::string title, x_label, y_label;
-  bool log_y = false;  ///< logarithmic y axis (all plotted y > 0)
+  bool log_y = false;  ///< logarithmic y axis (plots only y in [1e-300, 1e300])
   std::vector<ChartSeries> series;
   /// The x range to cover at least (NaN: the data's), e.g. 0..max_steps so
   /// that panels of one run line up.

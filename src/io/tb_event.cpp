@@ -116,7 +116,13 @@ EventFileWriter::EventFileWriter(const std::string& logdir) {
   LOOM_CHECK(fd_ >= 0, "[tensorboard] ", path_,
              ": cannot create the event file: ", std::strerror(errno));
   queue(encode_file_version_event(now));
-  flush();
+  try {
+    flush();
+  } catch (...) {
+    ::close(fd_);  // the destructor does not run for a constructor that throws
+    fd_ = -1;
+    throw;
+  }
 }
 
 EventFileWriter::~EventFileWriter() {

@@ -41,6 +41,12 @@ bool same_file(int fd, const std::string& path) {
 OutputDirLock::OutputDirLock(const std::string& output_dir, const std::string& who) {
   LOOM_CHECK(!output_dir.empty(), "[", who, "] output_dir must not be empty");
   std::error_code ec;
+  // The folders this lock creates, deepest first: removed again on release
+  // while they are empty (a run that failed before writing leaves nothing).
+  for (std::filesystem::path p = std::filesystem::absolute(output_dir, ec).lexically_normal();
+       !ec && !p.empty() && !std::filesystem::exists(p, ec) && p != p.parent_path();
+       p = p.parent_path())
+    created_dirs_.push_back(p.string());
   std::filesystem::create_directories(output_dir, ec);
   LOOM_CHECK(!ec, "[", who, "] output_dir '", output_dir, "': cannot create it (", ec.message(),
              ")");
@@ -80,6 +86,7 @@ OutputDirLock::OutputDirLock(const std::string& output_dir, const std::string& w
     fd_ = fd;
     return;
   }
+  remove_created_dirs();
   fail("[", who, "] output_dir '", output_dir, "': the lock file ", path_,
        " keeps changing (another run starting and stopping?)");
 }
@@ -88,6 +95,12 @@ OutputDirLock::~OutputDirLock() {
   if (fd_ < 0) return;
   ::unlink(path_.c_str());  // while still locked: see the header
   ::close(fd_);             // releases the flock
+  remove_created_dirs();
+}
+
+void OutputDirLock::remove_created_dirs() {
+  for (const std::string& dir : created_dirs_)
+    if (::rmdir(dir.c_str()) != 0) break;  // not empty (the run wrote something): kept
 }
 
 }  // namespace loom::train

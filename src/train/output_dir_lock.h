@@ -16,6 +16,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace loom::train {
 
@@ -31,7 +32,9 @@ class OutputDirLock {
   /// taken over, with "warning: ... taking over the stale lock of pid N" on
   /// stderr.
   OutputDirLock(const std::string& output_dir, const std::string& who);
-  /// Removes the lock file and releases the lock.
+  /// Removes the lock file and releases the lock; then removes the folders the
+  /// constructor created (output_dir and missing parents) if they are empty, so
+  /// a run that failed before writing anything leaves no empty output_dir.
   ~OutputDirLock();
   OutputDirLock(const OutputDirLock&) = delete;
   OutputDirLock& operator=(const OutputDirLock&) = delete;
@@ -39,8 +42,11 @@ class OutputDirLock {
   const std::string& path() const { return path_; }
 
  private:
+  void remove_created_dirs();
+
   std::string path_;
   int fd_ = -1;
+  std::vector<std::string> created_dirs_;  ///< deepest first
 };
 
 }  // namespace loom::train

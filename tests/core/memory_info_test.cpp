@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/temp_dir.h"
 #include "core/memory_info.h"
 
 namespace loom {
@@ -23,6 +24,25 @@ TEST(MemoryInfo, AvailableIsPositiveAndWithinMemTotal) {
   EXPECT_GT(m->bytes, 0u);
   EXPECT_LE(m->bytes, total_kb * 1024) << m->source;
   EXPECT_TRUE(m->source == "MemAvailable" || m->source == "cgroup memory.max") << m->source;
+}
+
+// The cgroup v2 room discounts the inactive page cache that memory.current
+// counts (a machine that has read a large checkpoint is not out of memory).
+TEST(MemoryInfo, CgroupRoomSubtractsInactivePageCache) {
+  testing::TempDir dir;
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir.sub(name)) << text;
+  };
+  EXPECT_FALSE(cgroup_memory_room(dir.path()).has_value());  // no memory.max
+  write("memory.max", "max\n");
+  EXPECT_FALSE(cgroup_memory_room(dir.path()).has_value());  // no limit
+  write("memory.max", "1000000\n");
+  write("memory.current", "900000\n");
+  EXPECT_EQ(cgroup_memory_room(dir.path()), 100000u);  // no memory.stat
+  write("memory.stat", "anon 300000\nfile 600000\nactive_file 100000\ninactive_file 500000\n");
+  EXPECT_EQ(cgroup_memory_room(dir.path()), 600000u);
+  write("memory.current", "2000000\n");
+  EXPECT_EQ(cgroup_memory_room(dir.path()), 0u);  // over the limit even without the cache
 }
 
 TEST(MemoryInfo, FormatBytesUsesDecimalUnits) {

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/parse_number.h"
 
@@ -53,6 +54,26 @@ TEST(ParseNumber, DecimalDoubles) {
   NumberError why = NumberError::kNone;
   EXPECT_FALSE(parse_decimal_double("1e999", &why).has_value());
   EXPECT_EQ(why, NumberError::kOverflow);
+  for (const char* big : {"-1e999", "123456e305", "0.01e311"}) {
+    EXPECT_FALSE(parse_decimal_double(big, &why).has_value()) << big;
+    EXPECT_EQ(why, NumberError::kOverflow) << big;
+  }
+}
+
+// Below the smallest subnormal a number underflows to (signed) zero, as Python's
+// float("1e-400"); it is not reported as an overflow.
+TEST(ParseNumber, UnderflowIsZero) {
+  for (const char* tiny : {"1e-400", "0.000001e-320", "2e-324", "1234e-330"}) {
+    NumberError why = NumberError::kOverflow;
+    std::optional<double> v = parse_decimal_double(tiny, &why);
+    ASSERT_TRUE(v.has_value()) << tiny;
+    EXPECT_EQ(*v, 0.0) << tiny;
+    EXPECT_EQ(why, NumberError::kNone) << tiny;
+  }
+  std::optional<double> negative = parse_decimal_double("-1e-400");
+  ASSERT_TRUE(negative.has_value());
+  EXPECT_TRUE(std::signbit(*negative));
+  EXPECT_EQ(parse_decimal_double("1e-310"), 1e-310);  // subnormal: kept
 }
 
 }  // namespace

@@ -125,5 +125,21 @@ TEST(SvgChart, PageHasAxesOnePathPerSeriesAndPointsInRange) {
       "[svg_chart] series 's': 2 x values but 1 y values");
 }
 
+// A log axis with subnormal and near-overflow values (a loss that reached
+// 1e-320, a perplexity of 1e308) draws no NaN coordinates: such points are
+// left out, the rest is drawn.
+TEST(SvgChart, LogAxisSkipsValuesOutsideTheNormalRange) {
+  io::ChartPage page{"t", "", {}, 1};
+  io::ChartPanel ppl{"perplexity", "step", "ppl", true, {}};
+  ppl.series.push_back({"ppl", {1, 2, 3, 4}, {1e-320, 5e-324, 3.0, 1.7e308}, "", true});
+  page.panels = {ppl};
+  const std::string svg = io::render_svg(page);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  std::vector<Path> paths = paths_of(svg);
+  ASSERT_EQ(paths.size(), 1u);
+  EXPECT_EQ(paths[0].points.size(), 1u);
+}
+
 }  // namespace
 }  // namespace loom::testing

@@ -175,6 +175,32 @@ TEST(TensorBoard, FailedWriteLeavesOnlyWholeRecords) {
   EXPECT_EQ(e[2].step, 3);
 }
 
+// The number of open file descriptors of this process (/proc/self/fd).
+int tb_open_fd_count() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// A writer whose first record (the file version) cannot be written throws and
+// closes the file it opened: its destructor never runs.
+TEST(TensorBoard, FailedFirstWriteClosesTheFile) {
+  TempDir dir;
+  struct rlimit old_limit {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 0;  // no byte may be written
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const int before = tb_open_fd_count();
+  const std::string err = error_of([&] { io::EventFileWriter w(dir.sub("runs")); });
+  const int after = tb_open_fd_count();
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(err.find("write failed"), std::string::npos) << err;
+  EXPECT_EQ(after, before);
+}
+
 TEST(TensorBoard, WriterNamesAnUncreatableDirectory) {
   TempDir dir;
   std::ofstream(dir.sub("file")) << "x";

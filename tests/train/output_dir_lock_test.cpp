@@ -43,6 +43,25 @@ TEST(OutputDirLock, SecondRunFailsWhileTheFirstHoldsIt) {
   EXPECT_NO_THROW(OutputDirLock again(out, "loom train"));
 }
 
+// A run that fails after taking the lock, before writing anything, leaves no
+// empty output_dir behind (nor the parents the lock created); a folder that
+// existed before, or one the run wrote into, stays.
+TEST(OutputDirLock, ReleaseRemovesTheEmptyFoldersItCreated) {
+  TempDir tmp;
+  const std::string out = tmp / "a/b/out";
+  { OutputDirLock lock(out, "loom train"); }
+  EXPECT_FALSE(fs::exists(tmp / "a")) << "created a/b/out, all empty: all removed";
+  fs::create_directories(tmp / "kept");
+  { OutputDirLock lock(tmp / "kept", "loom train"); }
+  EXPECT_TRUE(fs::is_directory(tmp / "kept")) << "existed before the lock: kept";
+  {
+    OutputDirLock lock(out, "loom train");
+    std::ofstream(out + "/trainer_state.json") << "{}";
+  }
+  EXPECT_TRUE(fs::exists(out + "/trainer_state.json"));
+  EXPECT_FALSE(fs::exists(out + "/" + kOutputDirLockFile));
+}
+
 // save_model() replaces output_dir by a new directory (io::write_pretrained_dir);
 // the lock must hold in the new one, else a second run could start while the
 // first one still evaluates and writes its results.
