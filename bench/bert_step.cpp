@@ -96,7 +96,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     timer.start();
     loom::Tensor loss;
     {
-      loom::AutocastGuard amp(o.get("bf16") != 0);
+      loom::AutocastGuard amp(bench::autocast_on(o.get("bf16") != 0, dev));
       loss = model->forward(in).loss;
     }
     loss.backward();

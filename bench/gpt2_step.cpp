@@ -120,7 +120,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     in.input_ids = in.labels = input;
     loom::Tensor loss;
     {
-      loom::AutocastGuard amp(o.get("bf16") != 0);
+      loom::AutocastGuard amp(bench::autocast_on(o.get("bf16") != 0, dev));
       loss = model->forward(in).loss;  // the logits die here, as in the Trainer
     }
     loss.backward();

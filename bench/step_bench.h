@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "loom/autocast.h"
+
 namespace bench {
 
 using Clock = std::chrono::steady_clock;
@@ -88,6 +90,20 @@ inline double peak_rss_mb() {
   return 0.0;
 }
 inline void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+/// Whether a --bf16 run takes the autocast path on `dev` (loom/autocast.h
+/// choose_autocast, as the Trainer's --bf16): prints the decision's line
+/// once per device when bf16 was requested.
+inline bool autocast_on(bool requested, const loom::Device& dev) {
+  bool native = requested && loom::autocast_native(dev, loom::DType::bf16);
+  loom::AutocastChoice c = loom::choose_autocast(requested, loom::DType::bf16, native);
+  static std::string said;
+  if (requested && said != dev.str()) {
+    std::printf("%s: %s\n", dev.str().c_str(), c.message.c_str());
+    said = dev.str();
+  }
+  return c.enabled;
+}
 
 /// One column of the result table.
 struct Result {

@@ -17,10 +17,19 @@
 //
 // Assumes: the state is thread-local (each thread starts with autocast off) and
 // is read when an op is called (traced), so on the lazy device what counts is
-// the guard around the op call, not around mark_step(). Header-only: the state
-// is an inline thread_local, readable from any layer.
+// the guard around the op call, not around mark_step(). The state is an
+// inline thread_local, readable from any layer; autocast_native() (which asks
+// the device's backend) is defined in src/lazy/autocast_native.cpp.
+//
+// Whether a requested autocast pays: choose_autocast() (the Trainer's --bf16
+// uses it) keeps f32 on a device whose matmuls have no native bf16 (e.g. a
+// CPU without AVX512-BF16/AMX, where oneDNN emulates bf16 or goes through
+// f32), since there autocast only adds casts and is slower than f32.
 #pragma once
 
+#include <string>
+
+#include "loom/device.h"
 #include "loom/dtype.h"
 #include "loom/error.h"
 
@@ -64,5 +73,33 @@ class AutocastGuard {
  private:
   AutocastState previous_;
 };
+
+/// The precision a run takes for a requested autocast: `enabled` says
+/// whether to run under AutocastGuard(true, dtype); `message` is the one log
+/// line that says which path runs and why.
+struct AutocastChoice {
+  bool enabled = false;
+  std::string message;
+};
+
+/// Decides the path for a requested autocast to `dtype` (bf16 or f16) on a
+/// device whose matmuls run `dtype` natively (`native`, see autocast_native)
+/// or not. requested && native: autocast; requested && !native: f32 (the
+/// low-precision path would be slower: emulated GEMMs plus casts);
+/// !requested: f32. Pure; never throws.
+inline AutocastChoice choose_autocast(bool requested, DType dtype, bool native) {
+  std::string name = dtype_name(dtype);
+  if (!requested) return {false, "precision: f32 (" + name + " autocast not requested)"};
+  if (native) return {true, "precision: " + name + " autocast (native " + name + " matmuls)"};
+  return {false, "precision: f32 (" + name + " requested, but this device has no native " + name +
+                     " matmul; autocast would be slower than f32)"};
+}
+
+/// True when `device`'s backend runs `dtype` matmuls on native low-precision
+/// hardware (cpu: oneDNN's ISA has AVX512-BF16 or AMX for bf16; f16 never);
+/// true for f32. LOOM_AUTOCAST_NATIVE=0 or 1 overrides the answer (tests,
+/// benches). Throws loom::Error "[backend] unknown backend 'x' ..." for a
+/// device whose backend is not registered.
+bool autocast_native(const Device& device, DType dtype);
 
 }  // namespace loom

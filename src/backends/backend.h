@@ -70,6 +70,10 @@ struct Capabilities {
   /// Cost hint: a fused group is worth it from this many elements on (the
   /// cpu backend fuses everything; a GPU would say where launches pay).
   int64_t min_fused_elements = 0;
+  /// bf16 matmuls run on bf16 hardware (AVX512-BF16 / AMX on cpu), so
+  /// autocast to bf16 is faster than f32 (else they are emulated or go
+  /// through f32, and autocast only adds casts).
+  bool native_bf16 = false;
   bool supports(ops::OpKind op) const { return ops.test(static_cast<size_t>(op)); }
 };
 

@@ -33,7 +33,7 @@ class PassPipeline {
 };
 
 /// The default pipeline: decompose, algebraic, const_fold, cse,
-/// fused_cross_entropy, dce.
+/// fused_cross_entropy, matmul_batch_sum, cast_hoist, dce.
 /// `supported(op)` says whether the backend that will run the graph has a
 /// kernel for `op` (backends::Backend::supports); composite ops it lacks,
 /// and those named by LOOM_DECOMPOSE, are decomposed first so the later
@@ -73,6 +73,17 @@ std::vector<ops::OpKind> forced_decompositions();
 /// `supported(fused_linear_cross_entropy)` is false.
 std::unique_ptr<Pass> make_fused_cross_entropy(std::function<bool(ops::OpKind)> supported,
                                                int64_t min_classes = 0);
+
+/// Rewrites sum over the batch axes of a batched matmul(X, Y, trans_a) (a
+/// linear layer's weight gradient) into one 2-D GEMM over all batch rows
+/// (passes/matmul_batch_sum.cpp).
+std::unique_ptr<Pass> make_matmul_batch_sum();
+
+/// Moves each narrowing float cast (f32 -> bf16/f16) above the reshape /
+/// permute / expand that feeds it when the cast is that op's one user, and
+/// cancels cast(cast(u: bf16, f32), bf16) to u (passes/cast_hoist.cpp).
+/// Exact: the rewritten graph computes bit-identical values.
+std::unique_ptr<Pass> make_cast_hoist();
 
 /// Rebuilds `graph` with every use of value v replaced by replace[v]
 /// (replace[v] <= v; identity for unchanged values). Outputs are remapped too.

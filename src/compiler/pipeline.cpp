@@ -51,6 +51,8 @@ PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported) {
       .add(make_const_fold())
       .add(make_cse())
       .add(make_fused_cross_entropy(keep))
+      .add(make_matmul_batch_sum())
+      .add(make_cast_hoist())
       .add(make_dce());
   return p;
 }

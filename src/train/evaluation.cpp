@@ -89,7 +89,7 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
   while (std::optional<data::Batch> batch = stream->next()) {
     ModelOutput out;
     {
-      AutocastGuard amp(args.bf16);
+      AutocastGuard amp(use_autocast());
       out = model->forward(to_inputs(*batch));
     }
     const int64_t bs = batch->size();

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <unordered_set>
 
+#include "loom/autocast.h"
 #include "loom/lazy.h"
 #include "loom/tensorboard.h"
 #include "train/checkpoint_files.h"
@@ -197,6 +198,16 @@ void Trainer::Impl::store_flos() {
 }
 
 Tensor Trainer::Impl::zero_scalar() const { return scalar_tensor(0.0, DType::f32, device); }
+
+bool Trainer::Impl::use_autocast() {
+  if (!autocast_on) {
+    bool native = args.bf16 && autocast_native(device, DType::bf16);
+    AutocastChoice c = choose_autocast(args.bf16, DType::bf16, native);
+    if (args.bf16) std::fprintf(stderr, "[Trainer] %s\n", c.message.c_str());
+    autocast_on = c.enabled;
+  }
+  return *autocast_on;
+}
 
 std::optional<std::string> get_last_checkpoint(const std::string& output_dir) {
   auto sorted = train::sorted_checkpoints(output_dir);

@@ -61,6 +61,9 @@ struct Trainer::Impl {
   std::unique_ptr<optim::LRScheduler> scheduler;
   bool shifts_labels = false;
   int64_t flos_params = 0;  ///< non-embedding parameters (transformers' floating_point_ops)
+  /// Whether args.bf16 runs under autocast on `device` (choose_autocast);
+  /// decided on first use.
+  std::optional<bool> autocast_on;
 
   // Running loss: a rank-0 f32 device tensor, read only when logging.
   Tensor tr_loss;
@@ -84,6 +87,10 @@ struct Trainer::Impl {
   Logs log(Logs logs);
   void store_flos();
   Tensor zero_scalar() const;
+  /// True when forward passes run under AutocastGuard: args.bf16 and the
+  /// device has native bf16 matmuls (loom/autocast.h choose_autocast). The
+  /// first call with args.bf16 prints "[Trainer] precision: ..." to stderr.
+  bool use_autocast();
 
   // trainer_loop.cpp
   TrainOutput train(std::optional<std::string> resume);

@@ -195,6 +195,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   initial_global_step = state.global_step;
   if (resume_dir.empty()) globalstep_last_logged = state.global_step;
 
+  use_autocast();  // says which precision path runs, once, before the first step
   model->zero_grad();
   const double start = now_seconds();
   control.should_training_stop = false;
@@ -313,7 +314,7 @@ Tensor Trainer::Impl::training_step(const data::Batch& batch, const Tensor& num_
   ModelInputs in = to_inputs(batch);
   Tensor loss;
   {
-    AutocastGuard amp(args.bf16);
+    AutocastGuard amp(use_autocast());
     loss = self->compute_loss(*model, in, num_items);
   }
   // Without item counts, each micro-batch's mean counts 1 / window (transformers).

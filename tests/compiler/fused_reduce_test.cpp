@@ -354,5 +354,45 @@ TEST(FusedBroadcast, MiddleAxesAndMixedDtypes) {
       0, 4, {}, Need::kBroadcast);
 }
 
+// Rows of at most half a chunk are evaluated several to a chunk
+// (reduce_short_rows): layer-norm-backward shapes, a row count that leaves a
+// partial last chunk, a row statistic broadcast against the rows and an
+// output read elsewhere. Each row's sum must be what the unfused program
+// gives.
+TEST(FusedReduce, ShortRowsSeveralPerChunk) {
+  expect_fused_matches(
+      "graph(%0: f32[37,384], %1: f32[37,1], %2: f32[384]) {\n"
+      "  %3 = sub(%0, %1) : f32[37,384]\n"
+      "  %4 = mul(%3, %2) : f32[37,384]\n"
+      "  %5 = sum(%4) axes=[1] keepdim=true : f32[37,1]\n"
+      "  return (%5, %3)\n}\n",
+      1e-6, 5);
+  for (const char* op : {"mean", "max", "min"})
+    expect_fused_matches(std::string("graph(%0: f32[9,100]) {\n"
+                                     "  %1 = tanh(%0) : f32[9,100]\n"
+                                     "  %2 = ") +
+                             op + "(%1) axes=[1] : f32[9]\n  return (%2)\n}\n",
+                         0, 6);
+}
+
+// A column reduction whose one tile spans every column folds several rows
+// per chunk, in row order: bias-gradient shapes ([B, T, C] summed over B
+// and T), with an odd row count and a width that is not a multiple of 16.
+TEST(FusedReduce, NarrowColumnsSeveralRowsPerChunk) {
+  expect_fused_matches(
+      "graph(%0: f32[16,64,384], %1: f32[384]) {\n"
+      "  %2 = mul(%0, %1) : f32[16,64,384]\n"
+      "  %3 = sum(%2) axes=[0,1] : f32[384]\n"
+      "  return (%3, %2)\n}\n",
+      1e-6, 7);
+  expect_fused_matches(
+      "graph(%0: f32[3,57,100]) {\n"
+      "  %1 = exp(%0) : f32[3,57,100]\n"
+      "  %2 = max(%1) axes=[1] : f32[3,100]\n"
+      "  %3 = sum(%1) axes=[0,1] : f32[100]\n"
+      "  return (%2, %3)\n}\n",
+      1e-6, 8);
+}
+
 }  // namespace
 }  // namespace loom::compiler

@@ -156,6 +156,9 @@ void add_matmul_cases(std::vector<OpCase>& t) {
       {"batched", {2, 3, 5}, {2, 5, 4}, false, false, true},
       {"broadcast_batch", {2, 1, 3, 4}, {3, 4, 2}, false, false, true},
       {"batched_2d_rhs_trans_b", {2, 3, 4}, {5, 4}, false, true, true},
+      // A linear layer's weight gradient folds the batch into rows (one GEMM).
+      {"batched_2d_rhs", {2, 3, 4}, {4, 5}, false, false, true},
+      {"rank4_2d_rhs_trans_b", {2, 2, 3, 4}, {5, 4}, false, true, true},
       {"k1", {4, 1}, {1, 3}, false, false, true},
       {"row_times_col", {1, 7}, {7, 1}, false, false, true},
       {"odd_17_19_23", {17, 19}, {19, 23}, false, false, false},

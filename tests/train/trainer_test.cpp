@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/scoped_env.h"
 #include "loom/bert.h"
 #include "ops/compare.h"
 #include "train/train_test_util.h"
@@ -265,6 +266,7 @@ TEST(TrainerNumbers, ClassificationMetricsEndToEnd) {
 }
 
 TEST(TrainerNumbers, Bf16TrainsCloseToF32) {
+  testing::ScopedEnv native("LOOM_AUTOCAST_NATIVE", "1");  // the bf16 path on any CPU
   testing::TempDir d1, d2;
   auto run = [](const std::string& dir, bool bf16) {
     TrainingArguments a = testing::quiet_args(dir);
@@ -283,6 +285,27 @@ TEST(TrainerNumbers, Bf16TrainsCloseToF32) {
     EXPECT_NEAR(bf[i].second, f32[i].second, 0.05 * f32[i].second);
     if (i == 0) EXPECT_NE(bf[i].second, f32[i].second) << "bf16 matmuls change the numbers";
   }
+}
+
+// On a device without native bf16 matmuls, --bf16 keeps the f32 path
+// (choose_autocast): the losses are exactly the f32 run's.
+TEST(TrainerNumbers, Bf16WithoutNativeBf16RunsF32) {
+  testing::ScopedEnv native("LOOM_AUTOCAST_NATIVE", "0");
+  testing::TempDir d1, d2;
+  auto run = [](const std::string& dir, bool bf16) {
+    TrainingArguments a = testing::quiet_args(dir);
+    a.per_device_train_batch_size = 4;
+    a.max_steps = 2;
+    a.logging_steps = 1;
+    a.bf16 = bf16;
+    Trainer t(testing::tiny_gpt2(6), a, testing::token_dataset(12));
+    testing::silence(t);
+    t.train();
+    return testing::logged(t.state(), "loss");
+  };
+  auto f32 = run(d1.path(), false), bf = run(d2.path(), true);
+  ASSERT_EQ(bf.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(bf[i].second, f32[i].second) << "step " << i;
 }
 
 }  // namespace

@@ -19,6 +19,11 @@ class CpuBackend final : public Backend {
     }
   }
   std::string_view name() const override { return "cpu"; }
+  Capabilities capabilities() const override {
+    Capabilities c = Backend::capabilities();
+    c.native_bf16 = cpu::gemm_hardware_native(DType::bf16);
+    return c;
+  }
   Kernel kernel(ops::OpKind op) const override { return table_[static_cast<int>(op)]; }
   void run_fused(const FusedCall& call) const override { cpu::run_fused_chunked(call); }
   Stream& stream() const override { return stream_; }

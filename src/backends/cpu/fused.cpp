@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/convert.h"
 #include "backends/cpu/fused.h"
 #include "backends/cpu/kernels.h"
 #include "loom/error.h"
@@ -28,11 +29,10 @@ void load_run(const ConstView& v, int64_t begin, int64_t n, float* dst) {
       for (int64_t i = 0; i < n; ++i) dst[i] = p[i];
       return;
     }
-    case DType::bf16: {
-      const uint16_t* p = v.as<uint16_t>() + begin;
-      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_float(p[i]);
+    case DType::bf16:
+    case DType::f16:
+      load_f32(v.data, v.type.dtype, begin, n, dst);  // vectorized, same bits as dtype.h
       return;
-    }
     default:
       for (int64_t i = 0; i < n; ++i)
         dst[i] = static_cast<float>(load_as_double(v.data, v.type.dtype, begin + i));
@@ -46,7 +46,12 @@ void load_run(const ConstView& v, int64_t begin, int64_t n, float* dst) {
 void load_broadcast(const ConstView& v, const Shape& shape, int64_t begin, int64_t n, float* dst) {
   int rank = static_cast<int>(shape.size());
   int lead = rank - static_cast<int>(v.type.shape.size());
-  std::vector<int64_t> stride(rank, 0), idx(rank, 0);
+  // Per-thread index scratch (no allocation per chunk once grown).
+  static thread_local std::vector<int64_t> stride_buf, idx_buf;
+  stride_buf.assign(rank, 0);
+  idx_buf.assign(rank, 0);
+  int64_t* stride = stride_buf.data();
+  int64_t* idx = idx_buf.data();
   for (int64_t d = rank - 1, run = 1; d >= lead; --d) {
     int64_t size = v.type.shape[d - lead];
     stride[d] = size == 1 ? 0 : run;
@@ -95,22 +100,21 @@ void store_chunk(const MutView& v, int64_t begin, int64_t n, const float* src) {
       for (int64_t i = 0; i < n; ++i) p[i] = src[i];
       return;
     }
-    case DType::bf16: {
-      uint16_t* p = v.as<uint16_t>() + begin;
-      for (int64_t i = 0; i < n; ++i) p[i] = float_to_bf16(src[i]);
+    case DType::bf16:
+    case DType::f16:
+      store_f32(src, n, v.data, v.type.dtype, begin);
       return;
-    }
     default:
       for (int64_t i = 0; i < n; ++i) store_from_double(v.data, v.type.dtype, begin + i, src[i]);
   }
 }
 
 void round_to(DType d, float* x, int64_t n) {
-  if (d == DType::bf16)
-    for (int64_t i = 0; i < n; ++i) x[i] = bf16_to_float(float_to_bf16(x[i]));
-  else if (d == DType::f16)
-    for (int64_t i = 0; i < n; ++i) x[i] = f16_to_float(float_to_f16(x[i]));
-  else if (d == DType::boolean)
+  if (d == DType::bf16 || d == DType::f16) {
+    uint16_t bits[kFusedChunk];  // n <= kFusedChunk
+    store_f32(x, n, bits, d, 0);
+    load_f32(bits, d, 0, n, x);
+  } else if (d == DType::boolean)
     for (int64_t i = 0; i < n; ++i) x[i] = x[i] != 0.0f ? 1.0f : 0.0f;
 }
 
@@ -122,10 +126,11 @@ void map2(const float* a, const float* b, float* o, int64_t n, F f) {
 float nan_max(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 float nan_min(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
-void eval_op(const compiler::FusedOp& op, const std::vector<const float*>& args, float* o,
-             int64_t n) {
-  const float* a = args.empty() ? nullptr : args[0];
-  const float* b = args.size() > 1 ? args[1] : nullptr;
+// args[k] is operand k's chunk (op.args.size() of them, at most 3).
+void eval_op(const compiler::FusedOp& op, const float* const* args, float* o, int64_t n) {
+  size_t arity = op.args.size();
+  const float* a = arity > 0 ? args[0] : nullptr;
+  const float* b = arity > 1 ? args[1] : nullptr;
   switch (op.op) {
     case OpKind::k_neg:
     case OpKind::k_abs:
@@ -202,15 +207,29 @@ float* eval_fused_chunk(const FusedCall& call, int64_t begin, int64_t n) {
   // Scratch per thread, kept between calls and never zero-filled: every
   // slot is written (load_chunk / eval_op) before it is read.
   static thread_local std::vector<float> buf;
-  size_t need = (ni + g.body.size()) * kFusedChunk;
+  static thread_local std::vector<const float*> src;  // where each value's chunk is read
+  size_t values = ni + g.body.size();
+  size_t need = values * kFusedChunk;
   if (buf.size() < need) buf.resize(need);
-  auto slot = [&](int k) { return buf.data() + k * kFusedChunk; };
-  for (int k = 0; k < ni; ++k) load_chunk(call.inputs[k], g.shape, begin, n, slot(k));
-  std::vector<const float*> args;
+  src.resize(values);
+  auto slot = [&](size_t k) { return buf.data() + k * kFusedChunk; };
+  for (int k = 0; k < ni; ++k) {
+    const ConstView& in = call.inputs[k];
+    if (in.type.dtype == DType::f32 && in.type.shape == g.shape) {
+      // Read in place: outputs are stored only after the whole chunk is evaluated.
+      src[k] = in.as<float>() + begin;
+    } else {
+      load_chunk(in, g.shape, begin, n, slot(k));
+      src[k] = slot(k);
+    }
+  }
+  const float* args[3] = {nullptr, nullptr, nullptr};
   for (size_t k = 0; k < g.body.size(); ++k) {
-    args.clear();
-    for (int a : g.body[k].args) args.push_back(slot(a));
-    eval_op(g.body[k], args, slot(ni + static_cast<int>(k)), n);
+    const compiler::FusedOp& op = g.body[k];
+    for (size_t j = 0; j < op.args.size() && j < 3; ++j) args[j] = src[op.args[j]];
+    float* o = slot(ni + k);
+    eval_op(op, args, o, n);
+    src[ni + k] = o;
   }
   for (size_t o = 0; o < g.outputs.size(); ++o)
     store_chunk(call.outputs[o], begin, n, slot(ni + g.outputs[o]));

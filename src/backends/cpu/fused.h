@@ -17,8 +17,10 @@ void run_fused_chunked(const FusedCall& call);
 
 /// Evaluates the group's body over its elements [begin, begin + n)
 /// (n <= kFusedChunk), stores the materialized outputs there and returns the
-/// calling thread's scratch: slot k (inputs first, then body values) starts
-/// at k * kFusedChunk and stays valid until this thread's next call.
+/// calling thread's scratch: body value k's chunk starts at
+/// (num_inputs + k) * kFusedChunk and stays valid until this thread's next
+/// call (f32 inputs of the group's shape are read in place, so input slots
+/// are unspecified).
 float* eval_fused_chunk(const FusedCall& call, int64_t begin, int64_t n);
 
 /// Runs a group with has_reduce: the body is evaluated chunk by chunk and

@@ -4,9 +4,11 @@
 // to memory. The elements are viewed as [outer, size, inner] (reduce_layout
 // in src/compiler/lower.cpp):
 //  - inner == 1 (last axes): each row is cut into kFusedChunk pieces whose
-//    partial results are computed in parallel and combined in order;
+//    partial results are computed in parallel and combined in order; rows of
+//    at most kFusedChunk / 2 are evaluated several to a chunk;
 //  - inner > 1: column tiles of up to kFusedChunk are accumulated row by row
-//    (vectorized over the columns); when there are few tiles, the rows are
+//    (vectorized over the columns; when one tile spans every column, several
+//    rows are evaluated per chunk); when there are few tiles, the rows are
 //    split into a fixed number of ranges combined in order.
 // Work splits depend only on shapes, so results do not depend on the thread
 // count. Sums accumulate in double as cpu_reduce does (an unsplit column sum
@@ -56,10 +58,32 @@ void store_results(const FusedCall& call, const std::vector<double>& r) {
   store_f32(f.data(), static_cast<int64_t>(f.size()), out.data, out.type.dtype, 0);
 }
 
+// inner == 1 and rows of at most kFusedChunk / 2: several whole rows per
+// chunk (fewer interpreter passes), each reduced as its own piece, so every
+// row's result is the one reduce_rows computes for a one-piece row.
+void reduce_short_rows(const FusedCall& call, std::vector<double>& result) {
+  const compiler::FusedGroup& g = *call.group;
+  const compiler::FusedReduce& red = g.reduce;
+  int64_t rows = kFusedChunk / red.size;
+  int64_t tasks = (red.outer + rows - 1) / rows;
+  int64_t slot = (g.num_inputs() + red.arg) * kFusedChunk;
+#pragma omp parallel for schedule(static) if (tasks > 4)
+  for (int64_t t = 0; t < tasks; ++t) {
+    int64_t o0 = t * rows, count = std::min(rows, red.outer - o0);
+    const float* x = eval_fused_chunk(call, o0 * red.size, count * red.size) + slot;
+    for (int64_t i = 0; i < count; ++i)
+      result[o0 + i] = chunk_result(red.op, x + i * red.size, red.size);
+  }
+}
+
 // inner == 1: every row [o * size, (o + 1) * size) reduces to one value.
 void reduce_rows(const FusedCall& call, std::vector<double>& result) {
   const compiler::FusedGroup& g = *call.group;
   const compiler::FusedReduce& red = g.reduce;
+  if (red.size <= kFusedChunk / 2) {
+    reduce_short_rows(call, result);
+    return;
+  }
   int64_t per_row = (red.size + kFusedChunk - 1) / kFusedChunk;
   int64_t tasks = red.outer * per_row;
   int64_t slot = (g.num_inputs() + red.arg) * kFusedChunk;
@@ -108,9 +132,13 @@ void reduce_columns(const FusedCall& call, std::vector<double>& result) {
     int64_t w = std::min(kFusedChunk, red.inner - j0);
     int64_t r0 = sp * rows_per, r1 = std::min(red.size, r0 + rows_per);
     double* acc = part.data() + sp * outputs + o * red.inner + j0;
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* x = eval_fused_chunk(call, (o * red.size + r) * red.inner + j0, w) + slot;
-      fold_columns(red.op, x, w, r == r0, acc);
+    // One tile spanning all columns: several rows per chunk, folded in row order.
+    int64_t step = tiles == 1 ? std::max<int64_t>(1, kFusedChunk / red.inner) : 1;
+    for (int64_t r = r0; r < r1; r += step) {
+      int64_t count = std::min(step, r1 - r);
+      const float* x =
+          eval_fused_chunk(call, (o * red.size + r) * red.inner + j0, count * w) + slot;
+      for (int64_t i = 0; i < count; ++i) fold_columns(red.op, x + i * w, w, r + i == r0, acc);
     }
   }
   // A split past the last row (rows_per * splits > size) holds nothing.

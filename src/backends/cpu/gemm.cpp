@@ -151,6 +151,15 @@ bool gemm_native(DType dtype) {
   return lookup(probe, dtype)->native;
 }
 
+bool gemm_hardware_native(DType dtype) {
+  if (dtype == DType::f32) return true;
+  if (dtype != DType::bf16) return false;
+  // cpu_isa values are bit sets: avx512_core_amx contains avx512_core_bf16's bits.
+  auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  return (isa & bf16) == bf16 && gemm_native(DType::bf16);
+}
+
 void gemm(const GemmShape& s, DType dtype, const void* a, const void* b, void* c) {
   if (dtype == DType::f32)
     return gemm_f32(s, static_cast<const float*>(a), static_cast<const float*>(b),

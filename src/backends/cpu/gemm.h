@@ -33,6 +33,14 @@ bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 /// True when gemm() runs `dtype` natively (no f32 round trip) on this CPU.
+/// oneDNN may still emulate bf16 there (avx512_core without BF16).
 bool gemm_native(DType dtype);
+
+/// True when `dtype` GEMMs run on this CPU's own low-precision instructions:
+/// f32 always; bf16 when oneDNN's effective ISA has AVX512-BF16 (or AMX),
+/// i.e. dnnl::get_effective_cpu_isa() includes avx512_core_bf16 (which
+/// ONEDNN_MAX_CPU_ISA=AVX512_CORE or AVX2 turns off); f16 never (oneDNN
+/// 2.x has no native f16 CPU GEMM for training shapes).
+bool gemm_hardware_native(DType dtype);
 
 }  // namespace loom::backends::cpu

@@ -3,7 +3,8 @@
 // i / 4), and threads split the element range at multiples of 4, so every
 // element gets exactly the reference's value whatever the thread count.
 // With AVX2, eight blocks run at once in 32-bit lanes (the 32 x 32 -> 64
-// multiplies split into even and odd lanes), bit-identical to the scalar path.
+// multiplies split into even and odd lanes), with AVX-512 sixteen;
+// bit-identical to the scalar path.
 // dropout: keep when uniform(i) >= p, scaled by 1/(1-p) in double as the
 // reference; normal: Box-Muller on uniforms 2i and 2i+1 in double.
 #include <cmath>
@@ -14,7 +15,7 @@
 #include "core/parallel.h"
 #include "core/philox.h"
 
-#ifdef __AVX2__
+#if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -84,9 +85,56 @@ void philox8(uint64_t block0, Gen g, __m256i words[4]) {
 }
 #endif
 
+#ifdef __AVX512F__
+// philox8 on 16 blocks (block0 .. block0+15) in the 16 lanes of AVX-512.
+void philox16(uint64_t block0, Gen g, __m512i words[4]) {
+  alignas(64) uint32_t lo[16], hi[16];
+  for (int l = 0; l < 16; ++l) {
+    uint64_t b = block0 + l;
+    lo[l] = static_cast<uint32_t>(b), hi[l] = static_cast<uint32_t>(b >> 32);
+  }
+  __m512i c0 = _mm512_load_si512(lo), c1 = _mm512_load_si512(hi);
+  __m512i c2 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(g.offset)));
+  __m512i c3 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(g.offset >> 32)));
+  uint32_t k0 = static_cast<uint32_t>(g.seed), k1 = static_cast<uint32_t>(g.seed >> 32);
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  auto mul_hi_lo16 = [](__m512i a, __m512i m, __m512i& h, __m512i& l) {
+    __m512i even = _mm512_mul_epu32(a, m);                        // lanes 0,2,...
+    __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);  // lanes 1,3,...
+    h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+    l = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  };
+  for (int round = 0; round < 10; ++round) {
+    __m512i hi0, lo0, hi1, lo1;
+    mul_hi_lo16(c0, m0, hi0, lo0);
+    mul_hi_lo16(c2, m1, hi1, lo1);
+    __m512i n0 =
+        _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(static_cast<int>(k0)));
+    __m512i n2 =
+        _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(static_cast<int>(k1)));
+    c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  words[0] = c0, words[1] = c1, words[2] = c2, words[3] = c3;
+}
+#endif
+
 // Uniforms for stream elements [first, first + n) into u.
 void uniforms(Gen g, uint64_t first, int64_t n, float* u) {
   uint64_t i = first, end = first + n;
+#ifdef __AVX512F__
+  for (; i % 4 == 0 && i + 64 <= end; i += 64) {  // 16 whole blocks
+    __m512i words[4];
+    philox16(i / 4, g, words);
+    alignas(64) uint32_t w[4][16];
+    for (int k = 0; k < 4; ++k) _mm512_store_si512(w[k], words[k]);
+    float* out = u + (i - first);
+    for (int l = 0; l < 16; ++l)
+      for (int k = 0; k < 4; ++k) out[l * 4 + k] = to_uniform(w[k][l]);
+  }
+#endif
 #ifdef __AVX2__
   for (; i % 4 == 0 && i + 32 <= end; i += 32) {  // 8 whole blocks
     __m256i words[4];

@@ -99,7 +99,31 @@ R reduce_row(OpKind op, const T* x, int64_t n, int64_t correction) {
   }
 }
 
-constexpr int64_t kBlock = 256;  // columns per task of a column reduction
+// Columns per task of a column reduction: 64 splits a [rows, 384] bias
+// gradient into 6 tasks (256 gave 2 unequal ones).
+constexpr int64_t kBlock = 64;
+
+// s[j] = sum over r < size of x[r * inner + j] for j < w, in double, rows
+// added in order (the fused reduction's order, so results match bitwise).
+// Strips of 16 columns keep their accumulators in registers across rows.
+void column_sums_f32(const float* x, int64_t size, int64_t inner, int64_t w, double* s) {
+  constexpr int64_t kStrip = 16;
+  int64_t j = 0;
+  for (; j + kStrip <= w; j += kStrip) {
+    double acc[kStrip] = {};
+    for (int64_t r = 0; r < size; ++r) {
+      const float* row = x + r * inner + j;
+#pragma omp simd
+      for (int64_t q = 0; q < kStrip; ++q) acc[q] += row[q];
+    }
+    for (int64_t q = 0; q < kStrip; ++q) s[j + q] = acc[q];
+  }
+  for (; j < w; ++j) {
+    double acc = 0;
+    for (int64_t r = 0; r < size; ++r) acc += x[r * inner + j];
+    s[j] = acc;
+  }
+}
 
 // Columns [j0, j0+w) of one outer slice: x points at element (o, 0, j0).
 template <typename T, typename R>
@@ -132,9 +156,8 @@ void reduce_columns(OpKind op, const T* x, int64_t size, int64_t inner, int64_t 
       out[j] =
           nan[j] ? static_cast<R>(std::numeric_limits<double>::quiet_NaN()) : static_cast<R>(m[j]);
   } else if constexpr (std::is_same_v<T, float>) {
-    double s[kBlock] = {};
-    for (int64_t r = 0; r < size; ++r)
-      for (int64_t j = 0; j < w; ++j) s[j] += x[r * inner + j];
+    double s[kBlock];
+    column_sums_f32(x, size, inner, w, s);
     for (int64_t j = 0; j < w; ++j) out[j] = op == OpKind::k_sum ? s[j] : s[j] / double(size);
     if (op != OpKind::k_var) return;
     double ss[kBlock] = {};
