@@ -126,11 +126,13 @@ class ProcessGroup {
 
 /// Creates the job's group with `backend`: "mpi" (MPI_Init_thread, rank and
 /// size of MPI_COMM_WORLD), "single" (one rank), "none" (= single), or
-/// "auto": mpi when launched by mpirun (launched_by_mpirun()) and built with
-/// MPI, else single. Registers finalize() at exit. Throws loom::Error
-/// "[dist] unknown ddp_backend 'x' (expected auto, mpi, none, single)", or
-/// "[dist] ddp_backend mpi: loom was built without MPI (install
-/// libopenmpi-dev and rebuild)", or when called twice with a different backend.
+/// "auto": mpi when launched by mpirun (launched_by_mpirun()), else single.
+/// Also makes graph_process_group() and registers finalize() at exit.
+/// Throws loom::Error "[dist] unknown ddp_backend 'x' (expected auto,
+/// single, mpi, none)", "[dist] ddp_backend mpi: loom was built without MPI
+/// (install libopenmpi-dev and rebuild)", "[dist] started by mpirun as one
+/// of 2 ranks, but loom was built without MPI ...", or when called twice
+/// with a different backend.
 ProcessGroup& init_process_group(std::string_view backend = "auto");
 /// True after init_process_group().
 bool is_initialized();

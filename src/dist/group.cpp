@@ -73,7 +73,13 @@ bool launched_by_mpirun() {
 ProcessGroup& init_process_group(std::string_view backend) {
   std::string name(backend);
   if (name == "none") name = "single";
-  if (name == "auto") name = launched_by_mpirun() && mpi_available() ? "mpi" : "single";
+  if (name == "auto") {
+    // N copies each training alone on the same output_dir would be worse than an error.
+    LOOM_CHECK(!launched_by_mpirun() || mpi_available() || launch_env().world_size == 1,
+               "[dist] started by mpirun as one of ", launch_env().world_size,
+               " ranks, but loom was built without MPI (install libopenmpi-dev and rebuild)");
+    name = launched_by_mpirun() && mpi_available() ? "mpi" : "single";
+  }
   std::unique_ptr<ProcessGroup>& group = initialized_group();
   if (group) {
     LOOM_CHECK(group->backend_name() == name, "[dist] init_process_group('", backend,

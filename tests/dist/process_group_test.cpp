@@ -104,3 +104,18 @@ TEST(DistCheckSame, OneRankAlwaysAgrees) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+TEST(DistRunMain, OneRankLetsTheErrorThrough) {
+  if (dist::world_size() != 1) GTEST_SKIP() << "the test process is one of several ranks";
+  bool ran = false;
+  dist::run_main([&] { ran = true; });
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(testing::error_of([] { dist::run_main([] { fail("[train] bad batch"); }); }),
+            "[train] bad batch");
+}
+
+}  // namespace
+}  // namespace loom
