@@ -7,6 +7,9 @@
 //                 barrier: the job must end non-zero with "[rank 1] ..."
 //   kill          rank 1 SIGKILLs itself while the others wait in an all_reduce
 //   timeout       rank 1 never joins; the others' barrier times out (2 s)
+//   graph_timeout the same for an all_reduce op in a lazy step (a step run on
+//                 one rank only, as a save guarded by a per-rank condition):
+//                 the executor's timeout must reach the main thread and end the job
 //   mismatch      rank 1 has a different parameter list: check_same_on_all_ranks
 //                 must throw naming rank 1 and the first differing item
 // Uses only the public API. Exit 0 when the scenario's checks pass.
@@ -139,7 +142,10 @@ int run_collectives() {
 
 void run_fault(const std::string& scenario) {
   loom::dist::ProcessGroup& pg = loom::dist::init_process_group("auto");
-  if (scenario == "timeout") pg.set_timeout(std::chrono::seconds(2));
+  if (scenario == "timeout" || scenario == "graph_timeout") {
+    pg.set_timeout(std::chrono::seconds(2));
+    loom::dist::graph_process_group().set_timeout(std::chrono::seconds(2));
+  }
   pg.barrier();
   if (scenario == "throw") {
     if (pg.rank() == 1) loom::fail("[train] bad batch 7: token id 99 is out of range");
@@ -151,6 +157,12 @@ void run_fault(const std::string& scenario) {
   } else if (scenario == "timeout") {
     if (pg.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(30));
     pg.barrier();
+  } else if (scenario == "graph_timeout") {
+    if (pg.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(30));
+    loom::Tensor x = loom::tensor({1.f, 2.f}, {2}, "lazy");
+    loom::Tensor y = loom::all_reduce(x);
+    loom::lazy::mark_step();
+    std::printf("unreachable: %f\n", y.to_vector<float>()[0]);
   } else if (scenario == "mismatch") {
     std::vector<std::string> params = {"wte.weight f32[10,8]", "ln_f.weight f32[8]"};
     if (pg.rank() == 1) params[1] = "ln_f.weight f32[9]";
@@ -168,7 +180,7 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (scenario == "throw" || scenario == "kill" || scenario == "timeout" ||
-      scenario == "mismatch") {
+      scenario == "graph_timeout" || scenario == "mismatch") {
     try {
       loom::dist::run_main([&] { run_fault(scenario); });
     } catch (const loom::Error& e) {  // one rank: run_main lets it through
@@ -177,6 +189,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: loom_dist_worker collectives|throw|kill|timeout|mismatch\n");
+  std::fprintf(stderr,
+               "usage: loom_dist_worker collectives|throw|kill|timeout|graph_timeout|mismatch\n");
   return 2;
 }
