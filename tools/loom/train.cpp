@@ -18,6 +18,7 @@
 #include "flags.h"
 #include "job.h"
 #include "job_args.h"
+#include "launch.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 #include "plot.h"
@@ -88,7 +89,8 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   JobCommand cmd = parse_job_command(flags, app, "loom train");
   TrainingArguments args = cmd.training;
   args.do_train = true;
-  args.validate();  // fail on bad arguments before loading any data
+  args.validate();         // fail on bad arguments before loading any data
+  start_ranks(cmd, args);  // launch.h: every rank of an mpirun job, same flags
   // One run per output_dir (train/output_dir_lock.h), held until the end.
   train::OutputDirLock lock(args.output_dir, "loom train");
   // run_clm's early check, so a forgotten flag costs no tokenizing.
