@@ -88,6 +88,22 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
 /// "[loom train] ... more than the N GB of memory available ...".
 void check_training_fits(const ModelPlan& plan, const TrainingArguments& args);
 
+/// Refuses --merge_lora without --use_lora, and --use_lora without
+/// --model_name_or_path (loom::Error "[loom train] ...").
+void check_lora_flags(const JobArgs& job);
+/// With job.use_lora, `model` wrapped by loom::get_peft_model (LoraConfig
+/// from the --lora_* flags; base_model_name_or_path = the pretrained dir);
+/// else `model`. Throws loom::Error for a task other than causal-lm and what
+/// get_peft_model throws.
+std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job, const ModelPlan& plan,
+                                            std::shared_ptr<PretrainedModel> model);
+/// --merge_lora: merges the adapters of `model` (a PeftModelForCausalLM)
+/// into the base weights and writes them to `output_dir` as a normal
+/// save_pretrained directory (config.json + model.safetensors + the
+/// tokenizer files), removing adapter files there; other contents stay.
+void save_merged_lora(PretrainedModel& model, const std::string& output_dir,
+                      const std::string& tokenizer_dir);
+
 /// Everything the Trainer needs.
 struct PreparedJob {
   ModelPlan plan;
