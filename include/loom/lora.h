@@ -41,8 +41,9 @@ struct LoraConfig {
   double lora_dropout = 0.0;  ///< dropout on the adapter input, in training only
   /// Module-name suffixes to wrap (PEFT: a name matches when it equals an
   /// entry or ends in "." + entry), or {"all-linear"}: every Linear/Conv1D
-  /// but the output layer (lm_head). Empty: PEFT's default for the model type
-  /// (default_lora_target_modules).
+  /// but the output layer (lm_head), which get_peft_model replaces by the
+  /// wrapped layers' names, as PEFT does. Empty: PEFT's default for the model
+  /// type (default_lora_target_modules).
   std::vector<std::string> target_modules;
   /// True when the wrapped weights are stored [in, out] (GPT-2's Conv1D);
   /// set automatically for such layers, as PEFT does (with its warning).
@@ -64,7 +65,8 @@ struct LoraConfig {
   /// ..." for a missing/invalid file, peft_type other than "LORA", a
   /// feature loom does not implement turned on (use_dora, use_rslora,
   /// rank_pattern, alpha_pattern, layers_to_transform, modules_to_save,
-  /// target_parameters), a regex (string) target_modules, or what validate()
+  /// target_parameters), a regex (string other than "all-linear")
+  /// target_modules, or what validate()
   /// rejects.
   static LoraConfig from_json_file(const std::string& path);
 };

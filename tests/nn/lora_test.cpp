@@ -75,6 +75,10 @@ TEST(Lora, AllLinearWrapsEveryLinearButTheLmHead) {
   EXPECT_EQ(peft->targeted_module_names().size(), 14u);  // 7 per layer, 2 layers
   for (const std::string& n : peft->targeted_module_names())
     EXPECT_EQ(n.find("lm_head"), std::string::npos) << n;
+  // Saved as PEFT does: the shorthand expanded to the layers' names.
+  EXPECT_EQ(peft->peft_config().target_modules,
+            (std::vector<std::string>{"down_proj", "gate_proj", "k_proj", "o_proj", "q_proj",
+                                      "up_proj", "v_proj"}));
 }
 
 TEST(Lora, Gpt2Conv1DGetsFanInFanOut) {

@@ -93,9 +93,11 @@ LoraConfig LoraConfig::from_json_file(const std::string& path) {
       c.base_model_name_or_path = j["base_model_name_or_path"].get<std::string>();
     c.inference_mode = j.value("inference_mode", c.inference_mode);
     const nlohmann::json& t = j.contains("target_modules") ? j["target_modules"] : nlohmann::json();
-    LOOM_CHECK(t.is_array(), "[LoraConfig] ", path, ": target_modules must be a list of names",
+    if (t.is_string() && t.get<std::string>() == "all-linear") c.target_modules = {"all-linear"};
+    LOOM_CHECK(t.is_array() || !c.target_modules.empty(), "[LoraConfig] ", path, ": target_modules must be a list of names",
                t.is_string() ? " (a regex string is not supported)" : "", ", got ", t.dump());
-    for (const auto& name : t) c.target_modules.push_back(name.get<std::string>());
+    if (t.is_array())
+      for (const auto& name : t) c.target_modules.push_back(name.get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     fail("[LoraConfig] ", path, ": a field has the wrong type (", e.what(), ")");
   }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <unordered_set>
 
 #include "io/config_json.h"
@@ -73,6 +74,12 @@ PeftModelForCausalLM::PeftModelForCausalLM(std::shared_ptr<CausalLM> model, Lora
     layer->set_adapter(adapter);
     layers_.emplace_back(layer, adapter);
     targeted_.push_back(name);
+  }
+  if (all_linear) {
+    // PEFT expands the shorthand to the layers' own names (sorted here), and saves those.
+    std::set<std::string> names;
+    for (const std::string& n : targeted_) names.insert(n.substr(n.rfind('.') + 1));
+    config_.target_modules.assign(names.begin(), names.end());
   }
   LOOM_CHECK(!targeted_.empty(), "[lora] target modules {", joined(config_.target_modules),
              "} not found in the base model ", model_->architecture());
