@@ -39,9 +39,9 @@ using bench::Result;
 
 Options lora_defaults() {
   Options o;
-  o.ints = {{"n_layer", 2},   {"n_embd", 128},     {"n_head", 4},  {"n_kv_head", 2},
+  o.ints = {{"n_layer", 2},     {"n_embd", 128},   {"n_head", 4},  {"n_kv_head", 2},
             {"block_size", 64}, {"batch_size", 4}, {"threads", 2}, {"steps", 5},
-            {"warmup", 2},    {"lora_r", 16},      {"targets", 0}, {"device_lazy", 1}};
+            {"warmup", 2},      {"lora_r", 16},    {"targets", 0}, {"device_lazy", 1}};
   return o;
 }
 
@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
       o.get("lora_r"), 2 * o.get("lora_r"), o.get("targets") ? "all-linear" : "q_proj,v_proj");
   LoraColumn lora = run_column(o, dev, /*lora=*/true);
   LoraColumn full = run_column(o, dev, /*lora=*/false);
-  bench::print_table({lora.result, full.result},
-                     double(o.get("batch_size")) * o.get("block_size"), "tokens/s");
+  bench::print_table({lora.result, full.result}, double(o.get("batch_size")) * o.get("block_size"),
+                     "tokens/s");
   std::printf("ratio_step_time_lora_vs_full=%.3f\n", lora.result.ms / full.result.ms);
   std::printf("ratio_peak_rss_lora_vs_full=%.3f\n", lora.result.rss_mb / full.result.rss_mb);
   return 0;

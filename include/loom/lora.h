@@ -48,7 +48,7 @@ struct LoraConfig {
   /// True when the wrapped weights are stored [in, out] (GPT-2's Conv1D);
   /// set automatically for such layers, as PEFT does (with its warning).
   bool fan_in_fan_out = false;
-  std::string bias = "none";           ///< only "none" is supported
+  std::string bias = "none";            ///< only "none" is supported
   std::string task_type = "CAUSAL_LM";  ///< only "CAUSAL_LM" is supported
   std::string base_model_name_or_path;  ///< written to adapter_config.json
   bool inference_mode = false;          ///< true in saved configs (PEFT)
@@ -140,9 +140,7 @@ class PeftModelForCausalLM : public CausalLM {
   }
   int64_t vocab_size() const override { return model_->vocab_size(); }
   int64_t max_positions() const override { return model_->max_positions(); }
-  const PretrainedConfig& pretrained_config() const override {
-    return model_->pretrained_config();
-  }
+  const PretrainedConfig& pretrained_config() const override { return model_->pretrained_config(); }
   /// The base model's (so the Trainer's label shift and messages follow it).
   std::string architecture() const override { return model_->architecture(); }
   std::string base_model_prefix() const override { return "base_model.model"; }

@@ -210,7 +210,8 @@ static std::shared_ptr<PretrainedModel> auto_peft_from_pretrained(
     const std::string& dir, const Device& device, const PretrainedOptions& options) {
   const std::string config_path = dir + "/adapter_config.json";
   const LoraConfig config = LoraConfig::from_json_file(config_path);
-  LOOM_CHECK(!config.base_model_name_or_path.empty() && !is_peft_adapter_dir(config.base_model_name_or_path),
+  LOOM_CHECK(!config.base_model_name_or_path.empty() &&
+                 !is_peft_adapter_dir(config.base_model_name_or_path),
              "[from_pretrained] ", config_path, ": base_model_name_or_path '",
              config.base_model_name_or_path, "' must name the base model's directory");
   std::shared_ptr<PretrainedModel> base =

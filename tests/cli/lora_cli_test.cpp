@@ -32,17 +32,37 @@ class LoraCli : public ::testing::Test {
     corpus_ = dir_.write("tiny.txt", text);
   }
   std::vector<std::string> common(const std::string& out, const std::string& steps) {
-    return {"--train_file", corpus_, "--validation_split_percentage", "20", "--block_size", "16",
-            "--output_dir", out, "--per_device_train_batch_size", "2", "--max_steps", steps,
-            "--learning_rate", "0.01", "--disable_tqdm", "--report_to", "none"};
+    return {"--train_file",
+            corpus_,
+            "--validation_split_percentage",
+            "20",
+            "--block_size",
+            "16",
+            "--output_dir",
+            out,
+            "--per_device_train_batch_size",
+            "2",
+            "--max_steps",
+            steps,
+            "--learning_rate",
+            "0.01",
+            "--disable_tqdm",
+            "--report_to",
+            "none"};
   }
   // A pretrained base: a tiny Llama from scratch, one step.
   std::string make_base() {
-    std::vector<std::string> a = {"train", "--model_type", "llama", "--config_overrides",
+    std::vector<std::string> a = {"train",
+                                  "--model_type",
+                                  "llama",
+                                  "--config_overrides",
                                   "num_hidden_layers=1,hidden_size=16,intermediate_size=32,"
                                   "num_attention_heads=4,num_key_value_heads=2,"
                                   "max_position_embeddings=32",
-                                  "--tokenizer_name", kGpt2Tokenizer, "--device", "lazy"};
+                                  "--tokenizer_name",
+                                  kGpt2Tokenizer,
+                                  "--device",
+                                  "lazy"};
     auto c = common(dir_.sub("base"), "1");
     a.insert(a.end(), c.begin(), c.end());
     CliResult r = run_loom_cli(dir_, a);
@@ -51,8 +71,8 @@ class LoraCli : public ::testing::Test {
   }
   CliResult lora_train(const std::string& base, const std::string& out, const std::string& steps,
                        std::vector<std::string> extra) {
-    std::vector<std::string> a = {"train", "--model_name_or_path", base, "--use_lora",
-                                  "--lora_r", "4", "--lora_alpha", "8", "--device", "lazy"};
+    std::vector<std::string> a = {"train", "--model_name_or_path", base, "--use_lora", "--lora_r",
+                                  "4",     "--lora_alpha",         "8",  "--device",   "lazy"};
     auto c = common(out, steps);
     a.insert(a.end(), c.begin(), c.end());
     a.insert(a.end(), extra.begin(), extra.end());
@@ -83,11 +103,12 @@ TEST_F(LoraCli, TrainSavesPeftAdaptersResumesAndGenerates) {
   EXPECT_EQ(cfg["r"], 4);
   EXPECT_EQ(cfg["target_modules"], nlohmann::json({"q_proj", "v_proj"}));
   EXPECT_EQ(cfg["base_model_name_or_path"], base);
-  EXPECT_EQ(tensor_names(out + "/adapter_model.safetensors"),
-            (std::set<std::string>{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
-                                   "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
-                                   "base_model.model.model.layers.0.self_attn.v_proj.lora_A.weight",
-                                   "base_model.model.model.layers.0.self_attn.v_proj.lora_B.weight"}));
+  EXPECT_EQ(
+      tensor_names(out + "/adapter_model.safetensors"),
+      (std::set<std::string>{"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
+                             "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
+                             "base_model.model.model.layers.0.self_attn.v_proj.lora_A.weight",
+                             "base_model.model.model.layers.0.self_attn.v_proj.lora_B.weight"}));
   // The checkpoint: adapter + AdamW moments of the four adapter weights only.
   const std::string ckpt = out + "/checkpoint-2";
   EXPECT_TRUE(fs::exists(ckpt + "/adapter_model.safetensors"));
@@ -113,8 +134,7 @@ TEST_F(LoraCli, TrainSavesPeftAdaptersResumesAndGenerates) {
 
 TEST_F(LoraCli, MergeLoraWritesAFullCheckpointThatGeneratesTheSame) {
   const std::string base = make_base(), out = dir_.sub("merged");
-  CliResult r = lora_train(base, out, "3",
-                           {"--merge_lora", "--lora_target_modules", "all-linear"});
+  CliResult r = lora_train(base, out, "3", {"--merge_lora", "--lora_target_modules", "all-linear"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   namespace fs = std::filesystem;
   EXPECT_TRUE(fs::exists(out + "/config.json"));
@@ -131,8 +151,8 @@ TEST_F(LoraCli, MergeLoraWritesAFullCheckpointThatGeneratesTheSame) {
 }
 
 TEST_F(LoraCli, BadLoraFlagsAreOneErrorLine) {
-  std::vector<std::string> a = {"train", "--model_type", "llama", "--use_lora",
-                                "--tokenizer_name", kGpt2Tokenizer};
+  std::vector<std::string> a = {"train",      "--model_type",     "llama",
+                                "--use_lora", "--tokenizer_name", kGpt2Tokenizer};
   auto c = common(dir_.sub("x"), "1");
   a.insert(a.end(), c.begin(), c.end());
   expect_one_error_line(run_loom_cli(dir_, a), "--use_lora fine-tunes a pretrained model");

@@ -43,10 +43,9 @@ TEST(Lora, DefaultTargetsArePeftsAndAFreshAdapterChangesNothing) {
   auto peft = get_peft_model(base, {});
   EXPECT_EQ(peft->peft_config().target_modules, (std::vector<std::string>{"q_proj", "v_proj"}));
   EXPECT_EQ(peft->targeted_module_names(),
-            (std::vector<std::string>{"model.layers.0.self_attn.q_proj",
-                                      "model.layers.0.self_attn.v_proj",
-                                      "model.layers.1.self_attn.q_proj",
-                                      "model.layers.1.self_attn.v_proj"}));
+            (std::vector<std::string>{
+                "model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.v_proj",
+                "model.layers.1.self_attn.q_proj", "model.layers.1.self_attn.v_proj"}));
   std::set<std::string> trainable;
   for (const auto& [name, p] : peft->named_parameters())
     if (p.requires_grad()) trainable.insert(name);
@@ -85,8 +84,9 @@ TEST(Lora, Gpt2Conv1DGetsFanInFanOut) {
   LoraConfig cfg;  // default for gpt2: c_attn
   auto peft = get_peft_model(tiny_base("gpt2"), cfg);
   EXPECT_TRUE(peft->peft_config().fan_in_fan_out);
-  EXPECT_EQ(peft->targeted_module_names(),
-            (std::vector<std::string>{"transformer.h.0.attn.c_attn", "transformer.h.1.attn.c_attn"}));
+  EXPECT_EQ(
+      peft->targeted_module_names(),
+      (std::vector<std::string>{"transformer.h.0.attn.c_attn", "transformer.h.1.attn.c_attn"}));
   auto sd = peft->adapter_state_dict();
   ASSERT_EQ(sd.size(), 4u);
   EXPECT_EQ(sd[0].first, "base_model.model.transformer.h.0.attn.c_attn.lora_A.weight");
@@ -97,17 +97,20 @@ TEST(Lora, Gpt2Conv1DGetsFanInFanOut) {
 TEST(Lora, BadTargetsAreErrors) {
   LoraConfig cfg;
   cfg.target_modules = {"qq_proj"};
-  EXPECT_NE(lora_error_of([&] { get_peft_model(tiny_base("llama"), cfg); })
-                .find("target modules {qq_proj} not found"),
+  EXPECT_NE(lora_error_of([&] {
+              get_peft_model(tiny_base("llama"), cfg);
+            }).find("target modules {qq_proj} not found"),
             std::string::npos);
   cfg.target_modules = {"self_attn"};
-  EXPECT_NE(lora_error_of([&] { get_peft_model(tiny_base("llama"), cfg); })
-                .find("'model.layers.0.self_attn' is a LlamaAttention, not a Linear"),
+  EXPECT_NE(lora_error_of([&] {
+              get_peft_model(tiny_base("llama"), cfg);
+            }).find("'model.layers.0.self_attn' is a LlamaAttention, not a Linear"),
             std::string::npos);
   cfg.target_modules = {"q_proj"};
   cfg.r = 0;
-  EXPECT_NE(lora_error_of([&] { get_peft_model(tiny_base("llama"), cfg); })
-                .find("[LoraConfig] r must be >= 1, got 0"),
+  EXPECT_NE(lora_error_of([&] {
+              get_peft_model(tiny_base("llama"), cfg);
+            }).find("[LoraConfig] r must be >= 1, got 0"),
             std::string::npos);
   // A layer takes one adapter.
   auto base = tiny_base("llama");

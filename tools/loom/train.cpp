@@ -50,9 +50,10 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
     for (const Tensor& p : job.model->parameters())
       if (p.requires_grad()) trainable += p.numel();
     const int64_t all = parameter_count(*job.model);
-    std::printf("loom train: LoRA: trainable params: %lld || all params: %lld || trainable%%: %.4f\n",
-                static_cast<long long>(trainable), static_cast<long long>(all),
-                100.0 * static_cast<double>(trainable) / static_cast<double>(all));
+    std::printf(
+        "loom train: LoRA: trainable params: %lld || all params: %lld || trainable%%: %.4f\n",
+        static_cast<long long>(trainable), static_cast<long long>(all),
+        100.0 * static_cast<double>(trainable) / static_cast<double>(all));
   }
   std::fflush(stdout);
 }

@@ -30,7 +30,8 @@ Tensor affine(const Tensor& x, const Tensor& w, bool trans_w, const Tensor& b) {
 
 void LinearLayer::set_adapter(std::shared_ptr<const LinearAdapter> adapter) {
   LOOM_CHECK(adapter != nullptr, "[", type_name(), "] set_adapter: adapter is null");
-  LOOM_CHECK(adapter_ == nullptr, "[", type_name(), "] set_adapter: an adapter is attached already");
+  LOOM_CHECK(adapter_ == nullptr, "[", type_name(),
+             "] set_adapter: an adapter is attached already");
   for (auto& [name, m] : adapter->modules()) add_child(name, m);
   adapter_ = std::move(adapter);
 }

@@ -34,8 +34,8 @@ void refuse_feature(const nlohmann::json& j, const char* name, const std::string
 void LoraConfig::validate() const {
   LOOM_CHECK(r >= 1, "[LoraConfig] r must be >= 1, got ", r);
   LOOM_CHECK(lora_alpha > 0, "[LoraConfig] lora_alpha must be > 0, got ", lora_alpha);
-  LOOM_CHECK(lora_dropout >= 0 && lora_dropout < 1, "[LoraConfig] lora_dropout must be in [0, 1), got ",
-             lora_dropout);
+  LOOM_CHECK(lora_dropout >= 0 && lora_dropout < 1,
+             "[LoraConfig] lora_dropout must be in [0, 1), got ", lora_dropout);
   LOOM_CHECK(bias == "none", "[LoraConfig] bias '", bias, "' is not supported (only \"none\")");
   LOOM_CHECK(task_type == "CAUSAL_LM", "[LoraConfig] task_type '", task_type,
              "' is not supported (only \"CAUSAL_LM\")");
@@ -73,15 +73,15 @@ std::string LoraConfig::to_json() const {
 
 LoraConfig LoraConfig::from_json_file(const std::string& path) {
   std::error_code ec;
-  LOOM_CHECK(std::filesystem::is_regular_file(path, ec), "[LoraConfig] ", path,
-             ": no such file");
+  LOOM_CHECK(std::filesystem::is_regular_file(path, ec), "[LoraConfig] ", path, ": no such file");
   const nlohmann::json j =
       io::parse_json(io::read_file_text(path, "[LoraConfig]"), "[LoraConfig] " + path);
   LOOM_CHECK(j.is_object(), "[LoraConfig] ", path, ": not a JSON object");
   LoraConfig c;
   try {
     LOOM_CHECK(j.value("peft_type", std::string()) == "LORA", "[LoraConfig] ", path,
-               ": peft_type must be \"LORA\", got ", j.contains("peft_type") ? j["peft_type"].dump() : "none");
+               ": peft_type must be \"LORA\", got ",
+               j.contains("peft_type") ? j["peft_type"].dump() : "none");
     c.r = j.value("r", c.r);
     c.lora_alpha = j.value("lora_alpha", c.lora_alpha);
     c.lora_dropout = j.value("lora_dropout", c.lora_dropout);
@@ -94,17 +94,18 @@ LoraConfig LoraConfig::from_json_file(const std::string& path) {
     c.inference_mode = j.value("inference_mode", c.inference_mode);
     const nlohmann::json& t = j.contains("target_modules") ? j["target_modules"] : nlohmann::json();
     if (t.is_string() && t.get<std::string>() == "all-linear") c.target_modules = {"all-linear"};
-    LOOM_CHECK(t.is_array() || !c.target_modules.empty(), "[LoraConfig] ", path, ": target_modules must be a list of names",
+    LOOM_CHECK(t.is_array() || !c.target_modules.empty(), "[LoraConfig] ", path,
+               ": target_modules must be a list of names",
                t.is_string() ? " (a regex string is not supported)" : "", ", got ", t.dump());
     if (t.is_array())
       for (const auto& name : t) c.target_modules.push_back(name.get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     fail("[LoraConfig] ", path, ": a field has the wrong type (", e.what(), ")");
   }
-  for (const char* f : {"use_dora", "use_rslora", "rank_pattern", "alpha_pattern",
-                        "layers_to_transform", "modules_to_save", "target_parameters",
-                        "layer_replication", "lora_bias", "exclude_modules",
-                        "trainable_token_indices", "layers_pattern"})
+  for (const char* f :
+       {"use_dora", "use_rslora", "rank_pattern", "alpha_pattern", "layers_to_transform",
+        "modules_to_save", "target_parameters", "layer_replication", "lora_bias", "exclude_modules",
+        "trainable_token_indices", "layers_pattern"})
     refuse_feature(j, f, path);
   try {
     c.validate();

@@ -36,7 +36,8 @@ bool is_adapter_key(const std::string& key) {
 }
 
 bool is_output_layer(const std::string& name) {
-  return name == "lm_head" || (name.size() > 8 && name.compare(name.size() - 8, 8, ".lm_head") == 0);
+  return name == "lm_head" ||
+         (name.size() > 8 && name.compare(name.size() - 8, 8, ".lm_head") == 0);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -70,7 +71,8 @@ PeftModelForCausalLM::PeftModelForCausalLM(std::shared_ptr<CausalLM> model, Lora
                ", not a Linear or Conv1D");
     LOOM_CHECK(layer->adapter() == nullptr, "[lora] module '", name, "' has an adapter already");
     (layer->fan_in_fan_out() ? any_conv : any_linear) = true;
-    auto adapter = std::make_shared<LoraAdapter>(layer->in_features(), layer->out_features(), config_);
+    auto adapter =
+        std::make_shared<LoraAdapter>(layer->in_features(), layer->out_features(), config_);
     layer->set_adapter(adapter);
     layers_.emplace_back(layer, adapter);
     targeted_.push_back(name);
