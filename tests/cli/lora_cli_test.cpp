@@ -1,7 +1,8 @@
 // `loom train --use_lora` end to end through the built binary: a tiny Llama
 // trained from scratch becomes the base; LoRA fine-tuning writes PEFT's
 // adapter files (no full weights) to output_dir and its checkpoints, with
-// AdamW state for the adapter weights only; resuming works; `loom generate`
+// AdamW state for the adapter weights only; resuming works; `loom evaluate`
+// and `loom generate`
 // loads the adapter directory (base from base_model_name_or_path) on cpu and
 // lazy alike; --merge_lora writes a normal checkpoint that generates the same
 // text; bad LoRA flags are one error line. Skips when the binary is not built.
@@ -123,6 +124,13 @@ TEST_F(LoraCli, TrainSavesPeftAdaptersResumesAndGenerates) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err << resumed.out;
   nlohmann::json state = nlohmann::json::parse(read_cli_file(out + "/trainer_state.json"));
   EXPECT_EQ(state["global_step"], 4);
+
+  // loom evaluate takes the adapter directory as the model too.
+  CliResult e = run_loom_cli(dir_, {"evaluate", "--model_name_or_path", out, "--train_file", corpus_,
+                                    "--validation_split_percentage", "20", "--block_size", "16",
+                                    "--disable_tqdm"});
+  ASSERT_EQ(e.exit_code, 0) << e.err << e.out;
+  EXPECT_NE(e.out.find("eval_perplexity"), std::string::npos) << e.out;
 
   CliResult cpu = generate(out, "cpu");
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;

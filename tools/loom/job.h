@@ -34,6 +34,9 @@ struct ModelPlan {
   std::string config_json;
   std::string config_where;    ///< the file or flag it came from, for errors
   std::string pretrained_dir;  ///< empty: from scratch
+  /// A LoRA adapter directory given as model_name_or_path (its base is
+  /// pretrained_dir); the model is the base with the adapter, trainable.
+  std::string adapter_dir;
   int64_t max_positions = 0;   ///< n_positions / max_position_embeddings
   /// Class names from a classification checkpoint's id2label (empty when the
   /// names are transformers' placeholders LABEL_i or the model is not one).

@@ -44,6 +44,8 @@ void check_lora_flags(const JobArgs& job) {
 std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job, const ModelPlan& plan,
                                             std::shared_ptr<PretrainedModel> model) {
   if (!job.use_lora) return model;
+  if (dynamic_cast<PeftModelForCausalLM*>(model.get()))
+    return model;  // --model_name_or_path is an adapter: train it further
   auto lm = std::dynamic_pointer_cast<CausalLM>(model);
   LOOM_CHECK(lm != nullptr && plan.task == "causal-lm", "[loom train] --use_lora supports task ",
              "causal-lm (GPT-2, Llama, Qwen2), got ", plan.task, " (", model->architecture(), ")");
