@@ -85,7 +85,8 @@ class LoraCli : public ::testing::Test {
   }
   std::set<std::string> tensor_names(const std::string& path) {
     std::set<std::string> out;
-    for (const auto& t : safetensors::File::open(path).tensors()) out.insert(t.name);
+    safetensors::File file = safetensors::File::open(path);  // outlives the loop
+    for (const auto& t : file.tensors()) out.insert(t.name);
     return out;
   }
   TempDir dir_;
