@@ -175,14 +175,20 @@ TEST(Lora, AdapterFilesThatDoNotFitAreErrors) {
   nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "adapter_config.json"));
   j["target_modules"] = {"v_proj"};
   dir.write("adapter_config.json", j.dump());
-  std::string err =
-      lora_error_of([&] { PeftModelForCausalLM::from_pretrained(tiny_base("llama"), dir.path()); });
+  auto base = tiny_base("llama");
+  Tensor before = base->forward(lora_test_inputs()).logits;
+  std::string err = lora_error_of([&] { PeftModelForCausalLM::from_pretrained(base, dir.path()); });
   EXPECT_NE(err.find("missing keys: base_model.model.model.layers.0.self_attn.v_proj.lora_A"),
             std::string::npos)
       << err;
   EXPECT_NE(err.find("unexpected keys: base_model.model.model.layers.0.self_attn.q_proj"),
             std::string::npos)
       << err;
+  // The failed load leaves the base as it was: no adapter, trainable, same logits.
+  for (const auto& [name, t] : base->state_dict())
+    EXPECT_EQ(name.find("lora_"), std::string::npos) << name;
+  for (const auto& [name, p] : base->named_parameters()) EXPECT_TRUE(p.requires_grad()) << name;
+  EXPECT_TRUE(testing::close_scaled(base->forward(lora_test_inputs()).logits, before, 0));
   j["target_modules"] = "q_proj|v_proj";
   dir.write("adapter_config.json", j.dump());
   err = lora_error_of([&] { LoraConfig::from_json_file(dir / "adapter_config.json"); });
