@@ -106,6 +106,11 @@ def main():
         pm.peft_config["default"].base_model_name_or_path = f"tests/fixtures/models/{kind}"
         pm.save_pretrained(out)
         (out / "README.md").unlink(missing_ok=True)  # PEFT's model card
+        # PEFT keeps target_modules as a set (order varies with PYTHONHASHSEED): sort it.
+        cfg_path = out / "adapter_config.json"
+        saved = json.loads(cfg_path.read_text())
+        saved["target_modules"] = sorted(saved["target_modules"])
+        cfg_path.write_text(json.dumps(saved, indent=2, sort_keys=True) + "\n")
         tensors, meta = golden(pm, base.inputs_for("gpt2"))
         save_file(tensors, out / "golden.safetensors",
                   metadata={"golden": json.dumps(meta, sort_keys=True)})
