@@ -9,5 +9,6 @@
 #include "loom/causal_lm.h"
 #include "loom/gpt2.h"
 #include "loom/llama.h"
+#include "loom/lora.h"
 #include "loom/model_registry.h"
 #include "loom/pretrained_model.h"

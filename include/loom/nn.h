@@ -137,6 +137,8 @@ class Module {
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> module);
+  /// Unregisters submodule `name`; throws loom::Error "[Module] ..." when absent.
+  void remove_child(const std::string& name);
 
  private:
   struct Slot {
@@ -194,42 +196,82 @@ void init_constant_(const Tensor& t, double value);
 
 // ---- Layers. ----
 
+/// An additive term on a linear layer's output: a LinearLayer with an
+/// adapter returns base(x) + adapter.forward(x) (LoRA: loom/lora.h).
+class LinearAdapter {
+ public:
+  virtual ~LinearAdapter() = default;
+  /// x [..., in] -> [..., out] (f32, the layer's device).
+  virtual Tensor forward(const Tensor& x) const = 0;
+  /// The submodules the layer registers as its own children, so their
+  /// parameters get the layer's prefix ("q_proj.lora_A.weight") and follow
+  /// to(), train() and state_dict().
+  virtual std::vector<std::pair<std::string, std::shared_ptr<Module>>> modules() const = 0;
+};
+
+/// What Linear and Conv1D share: an affine map in -> out whose weight is
+/// stored [out, in] (Linear) or [in, out] (Conv1D: PEFT's fan_in_fan_out),
+/// plus an optional LinearAdapter added to the output.
+class LinearLayer : public Module {
+ public:
+  int64_t in_features() const { return in_; }
+  int64_t out_features() const { return out_; }
+  /// True when the weight is stored [in, out] (GPT-2's Conv1D).
+  bool fan_in_fan_out() const { return fan_in_fan_out_; }
+  /// The weight parameter ([out, in] or, with fan_in_fan_out, [in, out]).
+  const Tensor& weight() const { return param(weight_); }
+  /// Attaches `adapter`, registering its modules() as children. Throws
+  /// loom::Error "[<type>] ..." when an adapter is attached already or a
+  /// name collides.
+  void set_adapter(std::shared_ptr<const LinearAdapter> adapter);
+  /// Detaches the adapter and unregisters its modules (no-op without one).
+  void remove_adapter();
+  /// The attached adapter, or nullptr.
+  const LinearAdapter* adapter() const { return adapter_.get(); }
+
+ protected:
+  LinearLayer(int64_t in, int64_t out, bool fan_in_fan_out)
+      : in_(in), out_(out), fan_in_fan_out_(fan_in_fan_out) {}
+  /// y [..., out] plus the adapter's term for x (y unchanged without one).
+  Tensor add_adapter(const Tensor& x, const Tensor& y) const;
+  int64_t in_, out_;
+  bool fan_in_fan_out_;
+  size_t weight_ = 0;
+
+ private:
+  std::shared_ptr<const LinearAdapter> adapter_;
+};
+
 /// y = x W^T + b (torch.nn.Linear). weight [out, in], bias [out].
 /// Initialized as torch: U(-1/sqrt(in), 1/sqrt(in)) for both.
-class Linear : public Module {
+class Linear : public LinearLayer {
  public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true);
   std::string type_name() const override { return "Linear"; }
   /// x [..., in] -> [..., out]; throws loom::Error "[Linear] ..." on a size mismatch.
   Tensor forward(const Tensor& x) const;
-  const Tensor& weight() const { return param(weight_); }
   /// Undefined when constructed with bias = false.
   Tensor bias() const { return has_bias_ ? param(bias_) : Tensor(); }
-  int64_t in_features() const { return in_; }
-  int64_t out_features() const { return out_; }
 
  private:
-  int64_t in_, out_;
-  size_t weight_ = 0, bias_ = 0;
+  size_t bias_ = 0;
   bool has_bias_;
 };
 
 /// GPT-2's Conv1D (transformers.pytorch_utils.Conv1D): a linear layer with
 /// the weight stored [in, out]: y = x W + b. Initialized normal(0, 0.02),
 /// bias zeros (transformers' _init_weights).
-class Conv1D : public Module {
+class Conv1D : public LinearLayer {
  public:
   /// Argument order as transformers: Conv1D(nf = out_features, nx = in_features).
   Conv1D(int64_t nf, int64_t nx);
   std::string type_name() const override { return "Conv1D"; }
   /// x [..., nx] -> [..., nf].
   Tensor forward(const Tensor& x) const;
-  const Tensor& weight() const { return param(weight_); }
   const Tensor& bias() const { return param(bias_); }
 
  private:
-  int64_t nf_, nx_;
-  size_t weight_ = 0, bias_ = 0;
+  size_t bias_ = 0;
 };
 
 /// Table lookup (torch.nn.Embedding). weight [num, dim], initialized

@@ -94,7 +94,17 @@ class PretrainedModel : public nn::Module {
   /// as they are) into `dir`, sharded at `max_shard_size` bytes (see
   /// io::write_pretrained_dir: atomic; other files of an existing `dir` are
   /// kept). Syncs lazy parameters. Throws loom::Error "[save_pretrained] ...".
-  void save_pretrained(const std::string& dir, int64_t max_shard_size = kDefaultMaxShardSize) const;
+  /// A PEFT model (loom/lora.h) writes its adapter instead.
+  virtual void save_pretrained(const std::string& dir,
+                               int64_t max_shard_size = kDefaultMaxShardSize) const;
+  /// Loads back what save_pretrained wrote to `dir` (Trainer resume,
+  /// load_best_model_at_end): detail::load_pretrained_weights, or a PEFT
+  /// model's adapter. Throws loom::Error as those do.
+  virtual void load_saved_weights(const std::string& dir, const Device& device,
+                                  const PretrainedOptions& options);
+  /// The weights file save_pretrained writes ("model.safetensors", PEFT's
+  /// "adapter_model.safetensors"), which a complete checkpoint must hold.
+  virtual std::string saved_weights_file() const { return "model.safetensors"; }
 };
 
 namespace detail {
@@ -148,6 +158,9 @@ std::shared_ptr<M> from_pretrained(const std::string& dir, const Device& device 
 /// (any class of loom/model_registry.h: GPT2LMHeadModel, BertForMaskedLM,
 /// LlamaForCausalLM, Qwen2ForCausalLM, ...; the model_type's base model
 /// when absent).
+/// A PEFT adapter directory (adapter_config.json, as transformers loads one
+/// with peft installed) gives the base model of its base_model_name_or_path
+/// with the adapter on top (loom::PeftModelForCausalLM, loom/lora.h).
 /// Throws loom::Error "[from_pretrained] ..." for an unknown architecture.
 std::shared_ptr<PretrainedModel> auto_from_pretrained(const std::string& dir,
                                                       const Device& device = {},

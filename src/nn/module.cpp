@@ -93,6 +93,15 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
   children_.emplace_back(name, std::move(module));
 }
 
+void Module::remove_child(const std::string& name) {
+  for (auto it = children_.begin(); it != children_.end(); ++it) {
+    if (it->first != name) continue;
+    children_.erase(it);
+    return;
+  }
+  fail("[Module] ", type_name(), ": no submodule '", name, "'");
+}
+
 void Module::set_parameter(const std::string& name, const Tensor& value) {
   for (Slot& s : params_) {
     if (s.name != name) continue;

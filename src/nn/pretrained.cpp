@@ -12,6 +12,7 @@
 #include "io/pretrained_files.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
+#include "loom/lora.h"
 #include "loom/model_registry.h"
 #include "loom/models.h"
 #include "loom/safetensors.h"
@@ -202,8 +203,33 @@ void PretrainedModel::save_pretrained(const std::string& dir, int64_t max_shard_
   io::write_pretrained_dir(dir, {{io::kConfigFile, config_json()}}, refs, max_shard_size);
 }
 
+// A PEFT adapter directory (transformers' from_pretrained with an
+// adapter_config.json): the base model named by base_model_name_or_path,
+// then the adapter on top.
+static std::shared_ptr<PretrainedModel> auto_peft_from_pretrained(
+    const std::string& dir, const Device& device, const PretrainedOptions& options) {
+  const std::string config_path = dir + "/adapter_config.json";
+  const LoraConfig config = LoraConfig::from_json_file(config_path);
+  LOOM_CHECK(!config.base_model_name_or_path.empty() &&
+                 !is_peft_adapter_dir(config.base_model_name_or_path),
+             "[from_pretrained] ", config_path, ": base_model_name_or_path '",
+             config.base_model_name_or_path, "' must name the base model's directory");
+  std::shared_ptr<PretrainedModel> base =
+      auto_from_pretrained(config.base_model_name_or_path, device, options);
+  auto lm = std::dynamic_pointer_cast<CausalLM>(base);
+  LOOM_CHECK(lm != nullptr, "[from_pretrained] ", dir, ": the adapter's base model ",
+             base->architecture(), " is not a causal LM");
+  return PeftModelForCausalLM::from_pretrained(lm, dir, device);
+}
+
+void PretrainedModel::load_saved_weights(const std::string& dir, const Device& device,
+                                         const PretrainedOptions& options) {
+  detail::load_pretrained_weights(*this, dir, device, options);
+}
+
 std::shared_ptr<PretrainedModel> auto_from_pretrained(const std::string& dir, const Device& device,
                                                       const PretrainedOptions& options) {
+  if (is_peft_adapter_dir(dir)) return auto_peft_from_pretrained(dir, device, options);
   std::string path = dir + "/" + io::kConfigFile;
   std::string type = read_model_type(path);
   const ModelTypeEntry* entry = nullptr;

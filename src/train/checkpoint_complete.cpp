@@ -26,7 +26,11 @@ std::optional<std::string> checkpoint_problem(const std::string& dir) {
     return std::string("no optimizer.safetensors (saved with save_only_model?)");
   try {
     TrainerState::from_json_file((d / "trainer_state.json").string());
-    io::PretrainedWeights::open(dir);
+    if (fs::is_regular_file(d / "adapter_model.safetensors", ec)) {
+      safetensors::File::open((d / "adapter_model.safetensors").string());  // PEFT adapter
+    } else {
+      io::PretrainedWeights::open(dir);
+    }
     safetensors::File::open((d / "optimizer.safetensors").string());
   } catch (const Error& e) {
     return std::string(e.what());

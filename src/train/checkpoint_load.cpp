@@ -31,8 +31,12 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   LOOM_CHECK(fs::is_directory(d, ec), "[Trainer] resume_from_checkpoint: '", dir,
              "' is not a directory");
   require_file(d, "trainer_state.json", false);
-  if (!fs::is_regular_file(d / "model.safetensors", ec))
+  const std::string weights = model->saved_weights_file();
+  if (weights != "model.safetensors") {
+    require_file(d, weights, false);  // a PEFT adapter (loom/lora.h)
+  } else if (!fs::is_regular_file(d / "model.safetensors", ec)) {
     require_file(d, "model.safetensors.index.json", false);
+  }
   for (const char* f : {"optimizer.safetensors", "scheduler.json", "rng_state.json"})
     require_file(d, f, true);
 
@@ -67,7 +71,7 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   PretrainedOptions popt;
   popt.strict = true;
   popt.warn = false;
-  detail::load_pretrained_weights(*model, dir, device, popt);
+  model->load_saved_weights(dir, device, popt);
   optimizer->load((d / "optimizer.safetensors").string());
   scheduler->load((d / "scheduler.json").string());
   const train::RngState r = train::parse_rng_state(
@@ -97,7 +101,7 @@ void Trainer::Impl::load_best_model() {
   PretrainedOptions popt;
   popt.strict = true;
   popt.warn = false;
-  detail::load_pretrained_weights(*model, dir, device, popt);
+  model->load_saved_weights(dir, device, popt);
 }
 
 }  // namespace loom

@@ -81,12 +81,14 @@ PreparedJob prepare_job(const JobCommand& cmd, TrainingArguments& training, bool
                         bool want_eval) {
   const JobArgs& job = cmd.job;
   PreparedJob p;
+  if (want_train) check_lora_flags(job);
   p.tokenizer_dir = tokenizer_dir(job);
   Tokenizer tok = Tokenizer::from_pretrained(p.tokenizer_dir);
   p.plan = plan_model(job, tok);
   if (want_train) check_training_fits(p.plan, training);  // before reading any data
   p.data = load_job_data(job, p.plan, tok, want_train, want_eval);
   p.model = build_model(p.plan, p.data, static_cast<uint64_t>(training.seed));
+  if (want_train) p.model = apply_lora(job, p.plan, p.model);
   p.options.data_collator = make_collator(job, p.plan, tok, training.sampler_seed());
   p.options.tokenizer_dir = p.tokenizer_dir;
   if (p.plan.task == "text-classification") {

@@ -34,6 +34,9 @@ struct ModelPlan {
   std::string config_json;
   std::string config_where;    ///< the file or flag it came from, for errors
   std::string pretrained_dir;  ///< empty: from scratch
+  /// A LoRA adapter directory given as model_name_or_path (its base is
+  /// pretrained_dir); the model is the base with the adapter, trainable.
+  std::string adapter_dir;
   int64_t max_positions = 0;   ///< n_positions / max_position_embeddings
   /// Class names from a classification checkpoint's id2label (empty when the
   /// names are transformers' placeholders LABEL_i or the model is not one).
@@ -87,6 +90,22 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
 /// moments: 4; sgd: 2) against the available memory. Throws loom::Error
 /// "[loom train] ... more than the N GB of memory available ...".
 void check_training_fits(const ModelPlan& plan, const TrainingArguments& args);
+
+/// Refuses --merge_lora without --use_lora, and --use_lora without
+/// --model_name_or_path (loom::Error "[loom train] ...").
+void check_lora_flags(const JobArgs& job);
+/// With job.use_lora, `model` wrapped by loom::get_peft_model (LoraConfig
+/// from the --lora_* flags; base_model_name_or_path = the pretrained dir);
+/// else `model`. Throws loom::Error for a task other than causal-lm and what
+/// get_peft_model throws.
+std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job, const ModelPlan& plan,
+                                            std::shared_ptr<PretrainedModel> model);
+/// --merge_lora: merges the adapters of `model` (a PeftModelForCausalLM)
+/// into the base weights and writes them to `output_dir` as a normal
+/// save_pretrained directory (config.json + model.safetensors + the
+/// tokenizer files), removing adapter files there; other contents stay.
+void save_merged_lora(PretrainedModel& model, const std::string& output_dir,
+                      const std::string& tokenizer_dir);
 
 /// Everything the Trainer needs.
 struct PreparedJob {

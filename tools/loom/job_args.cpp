@@ -70,6 +70,19 @@ const std::vector<JobField>& job_table() {
        &JobArgs::max_train_samples},
       {{"max_eval_samples", "int?", "Keep only the first N evaluation examples."},
        &JobArgs::max_eval_samples},
+      {{"use_lora", "bool", "Train LoRA adapters on the frozen model (PEFT's format)."},
+       &JobArgs::use_lora},
+      {{"lora_r", "int", "LoRA rank r."}, &JobArgs::lora_r},
+      {{"lora_alpha", "float", "LoRA alpha; the update is scaled by alpha / r."},
+       &JobArgs::lora_alpha},
+      {{"lora_dropout", "float", "Dropout on the LoRA adapters' input."}, &JobArgs::lora_dropout},
+      {{"lora_target_modules", "string",
+        "Comma-separated module-name suffixes (q_proj,v_proj) or all-linear; default: PEFT's "
+        "for the model type."},
+       &JobArgs::lora_target_modules},
+      {{"merge_lora", "bool",
+        "With --use_lora: save merged full weights (W + B A alpha / r) to output_dir."},
+       &JobArgs::merge_lora},
   };
   return table;
 }
@@ -97,6 +110,13 @@ void check_allowed(const std::string& name, const JobArgs& job) {
   } else if (name == "validation_split_percentage") {
     int64_t p = job.validation_split_percentage;
     LOOM_CHECK(p >= 0 && p < 100, "--validation_split_percentage: expected 0..99, got ", p);
+  } else if (name == "lora_r") {
+    LOOM_CHECK(job.lora_r >= 1, "--lora_r: expected an integer >= 1, got ", job.lora_r);
+  } else if (name == "lora_alpha") {
+    LOOM_CHECK(job.lora_alpha > 0, "--lora_alpha: expected a value > 0, got ", job.lora_alpha);
+  } else if (name == "lora_dropout") {
+    double p = job.lora_dropout;
+    LOOM_CHECK(p >= 0 && p < 1, "--lora_dropout: expected a value in [0, 1), got ", p);
   } else if (name == "mlm_probability") {
     double p = job.mlm_probability;
     LOOM_CHECK(p > 0 && p < 1, "--mlm_probability: expected a value in (0, 1), got ", p);

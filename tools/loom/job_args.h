@@ -61,6 +61,19 @@ struct JobArgs {
   /// Keep only the first N training / evaluation examples (after grouping).
   std::optional<int64_t> max_train_samples;
   std::optional<int64_t> max_eval_samples;
+  /// LoRA (PEFT's LoraConfig names; loom/lora.h): train adapters on a frozen
+  /// base; checkpoints and output_dir hold adapter_config.json +
+  /// adapter_model.safetensors. Needs --model_name_or_path and causal-lm.
+  bool use_lora = false;
+  int64_t lora_r = 8;
+  double lora_alpha = 8;  ///< PEFT LoraConfig's default (scaling alpha / r = 1)
+  double lora_dropout = 0.0;
+  /// Comma-separated suffixes ("q_proj,v_proj") or "all-linear"; empty: PEFT's
+  /// default for the model type (llama/qwen2: q_proj,v_proj; gpt2: c_attn).
+  std::string lora_target_modules;
+  /// With use_lora: output_dir gets the merged weights (W + B A alpha / r) as
+  /// a normal checkpoint instead of the adapter.
+  bool merge_lora = false;
   /// A JSON file of flag names to values (all of these and the
   /// TrainingArguments fields); the command line overrides it.
   std::string config;

@@ -93,11 +93,19 @@ std::vector<std::string> trained_label_names(const PretrainedConfig& cfg) {
 }
 
 void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
-  const std::string& dir = job.model_name_or_path;
+  std::string dir = job.model_name_or_path;
   LOOM_CHECK(job.config_overrides.empty(),
              "[model] --config_overrides applies to --model_type (from scratch), not to "
              "--model_name_or_path");
   LOOM_CHECK(fs::is_directory(dir), "[model] --model_name_or_path '", dir, "': no such directory");
+  if (is_peft_adapter_dir(dir) && !fs::exists(fs::path(dir) / "config.json")) {
+    // A LoRA adapter (loom/lora.h): the model is its base plus the adapter.
+    plan.adapter_dir = dir;
+    dir = LoraConfig::from_json_file((fs::path(dir) / "adapter_config.json").string())
+              .base_model_name_or_path;
+    LOOM_CHECK(!dir.empty() && fs::is_directory(dir), "[model] ", plan.adapter_dir,
+               "/adapter_config.json: base_model_name_or_path '", dir, "' is not a directory");
+  }
   const std::string cfg_path = (fs::path(dir) / "config.json").string();
   LOOM_CHECK(fs::exists(cfg_path), "[model] ", cfg_path, ": no such file");
   plan.model_type = read_model_type(cfg_path);
@@ -224,7 +232,12 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
     m = arch.make(config, plan.config_where);
   }
   detail::load_pretrained_weights(*m, plan.pretrained_dir, Device("cpu"), {});
-  return m;
+  if (plan.adapter_dir.empty()) return m;
+  auto lm = std::dynamic_pointer_cast<CausalLM>(m);
+  LOOM_CHECK(lm != nullptr, "[model] ", plan.adapter_dir, ": a LoRA adapter needs a causal LM, ",
+             "got ", m->architecture());
+  return PeftModelForCausalLM::from_pretrained(lm, plan.adapter_dir, Device("cpu"),
+                                               /*is_trainable=*/true);
 }
 
 }  // namespace loom::cli

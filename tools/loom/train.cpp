@@ -46,6 +46,16 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
       static_cast<long long>(d.train ? d.train->size() : 0),
       static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.c_str(),
       args.output_dir.c_str());
+  if (job.model->saved_weights_file() != "model.safetensors") {
+    int64_t trainable = 0;
+    for (const Tensor& p : job.model->parameters())
+      if (p.requires_grad()) trainable += p.numel();
+    const int64_t all = parameter_count(*job.model);
+    std::printf(
+        "loom train: LoRA: trainable params: %lld || all params: %lld || trainable%%: %.4f\n",
+        static_cast<long long>(trainable), static_cast<long long>(all),
+        100.0 * static_cast<double>(trainable) / static_cast<double>(all));
+  }
   std::fflush(stdout);
 }
 
@@ -107,7 +117,9 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
 
   TrainOutput out = trainer.train();
-  trainer.save_model();
+  // --merge_lora: the adapter goes to output_dir/adapter, the merged model
+  // (at the end, below) to output_dir.
+  trainer.save_model(cmd.job.merge_lora ? (fs::path(args.output_dir) / "adapter").string() : "");
   Logs train_metrics = out.metrics;
   train_metrics["train_samples"] = static_cast<double>(job.data.train->size());
   print_metrics("train", train_metrics);
@@ -125,6 +137,11 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
     all.insert(eval.begin(), eval.end());
   }
   write_metrics_json((dir / "all_results.json").string(), all);
+  if (cmd.job.merge_lora) {
+    save_merged_lora(*job.model, args.output_dir, job.tokenizer_dir);
+    std::printf("wrote merged LoRA weights to %s (adapter in %s/adapter)\n",
+                args.output_dir.c_str(), args.output_dir.c_str());
+  }
   write_text((dir / "lazy_metrics.json").string(), metrics::report_json());
   if (args.reports_to("tensorboard")) {
     // The model is saved by now: a run with nothing to plot (no logging

@@ -1,7 +1,8 @@
 // Linear (torch.nn.Linear, weight [out, in]) and GPT-2's Conv1D
 // (transformers.pytorch_utils.Conv1D, weight [in, out]): the same affine map
 // with the weight stored transposed. Both use loom::matmul, whose batch
-// dimensions broadcast, so x may have any rank >= 1.
+// dimensions broadcast, so x may have any rank >= 1. Either may carry a
+// LinearAdapter (LoRA) whose term is added to the output.
 #include <cmath>
 
 #include "loom/error.h"
@@ -27,8 +28,26 @@ Tensor affine(const Tensor& x, const Tensor& w, bool trans_w, const Tensor& b) {
 
 }  // namespace
 
+void LinearLayer::set_adapter(std::shared_ptr<const LinearAdapter> adapter) {
+  LOOM_CHECK(adapter != nullptr, "[", type_name(), "] set_adapter: adapter is null");
+  LOOM_CHECK(adapter_ == nullptr, "[", type_name(),
+             "] set_adapter: an adapter is attached already");
+  for (auto& [name, m] : adapter->modules()) add_child(name, m);
+  adapter_ = std::move(adapter);
+}
+
+void LinearLayer::remove_adapter() {
+  if (!adapter_) return;
+  for (auto& [name, m] : adapter_->modules()) remove_child(name);
+  adapter_.reset();
+}
+
+Tensor LinearLayer::add_adapter(const Tensor& x, const Tensor& y) const {
+  return adapter_ ? y + adapter_->forward(x) : y;
+}
+
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
-    : in_(in_features), out_(out_features), has_bias_(bias) {
+    : LinearLayer(in_features, out_features, /*fan_in_fan_out=*/false), has_bias_(bias) {
   LOOM_CHECK(in_ >= 1 && out_ >= 1, "[Linear] features must be >= 1, got in ", in_, ", out ", out_);
   weight_ = register_parameter("weight", zeros({out_, in_}));
   if (bias) bias_ = register_parameter("bias", zeros({out_}));
@@ -42,19 +61,19 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
 
 Tensor Linear::forward(const Tensor& x) const {
   check_features("Linear", x, in_);
-  return affine(x, weight(), /*trans_w=*/true, bias());
+  return add_adapter(x, affine(x, weight(), /*trans_w=*/true, bias()));
 }
 
-Conv1D::Conv1D(int64_t nf, int64_t nx) : nf_(nf), nx_(nx) {
-  LOOM_CHECK(nf_ >= 1 && nx_ >= 1, "[Conv1D] sizes must be >= 1, got nf ", nf_, ", nx ", nx_);
-  weight_ = register_parameter("weight", zeros({nx_, nf_}));
-  bias_ = register_parameter("bias", zeros({nf_}));
+Conv1D::Conv1D(int64_t nf, int64_t nx) : LinearLayer(nx, nf, /*fan_in_fan_out=*/true) {
+  LOOM_CHECK(nf >= 1 && nx >= 1, "[Conv1D] sizes must be >= 1, got nf ", nf, ", nx ", nx);
+  weight_ = register_parameter("weight", zeros({nx, nf}));
+  bias_ = register_parameter("bias", zeros({nf}));
   if (!NoInitGuard::active()) init_normal_(weight(), 0.0, 0.02);
 }
 
 Tensor Conv1D::forward(const Tensor& x) const {
-  check_features("Conv1D", x, nx_);
-  return affine(x, weight(), /*trans_w=*/false, bias());
+  check_features("Conv1D", x, in_);
+  return add_adapter(x, affine(x, weight(), /*trans_w=*/false, bias()));
 }
 
 }  // namespace loom::nn

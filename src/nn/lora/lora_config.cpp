@@ -1,0 +1,138 @@
+// LoraConfig (loom/lora.h): validation, adapter_config.json in PEFT's layout
+// (peft/tuners/lora/config.py, PeftConfig.save_pretrained: every field of
+// the dataclass, sorted keys, two-space indent), PEFT's default target
+// modules per model type and its target-name matching. Assumes PEFT 0.21's
+// field names; features loom does not implement are written off and
+// refused when a loaded file turns them on.
+#include <filesystem>
+
+#include "io/config_json.h"
+#include "io/json_parse.h"
+#include "io/text_files.h"
+#include "loom/error.h"
+#include "loom/lora.h"
+
+namespace loom {
+
+namespace {
+
+bool lora_ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// A field that must be null/false/empty for loom to apply the adapter as PEFT would.
+void refuse_feature(const nlohmann::json& j, const char* name, const std::string& path) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return;
+  bool on = it->is_boolean() ? it->get<bool>() : !it->empty();
+  LOOM_CHECK(!on, "[LoraConfig] ", path, ": ", name, " = ", it->dump(),
+             " is not supported by loom");
+}
+
+}  // namespace
+
+void LoraConfig::validate() const {
+  LOOM_CHECK(r >= 1, "[LoraConfig] r must be >= 1, got ", r);
+  LOOM_CHECK(lora_alpha > 0, "[LoraConfig] lora_alpha must be > 0, got ", lora_alpha);
+  LOOM_CHECK(lora_dropout >= 0 && lora_dropout < 1,
+             "[LoraConfig] lora_dropout must be in [0, 1), got ", lora_dropout);
+  LOOM_CHECK(bias == "none", "[LoraConfig] bias '", bias, "' is not supported (only \"none\")");
+  LOOM_CHECK(task_type == "CAUSAL_LM", "[LoraConfig] task_type '", task_type,
+             "' is not supported (only \"CAUSAL_LM\")");
+  for (const std::string& t : target_modules)
+    LOOM_CHECK(!t.empty(), "[LoraConfig] target_modules has an empty name");
+}
+
+std::string LoraConfig::to_json() const {
+  nlohmann::json j;
+  j["alpha_pattern"] = nlohmann::json::object();
+  j["auto_mapping"] = nullptr;
+  j["base_model_name_or_path"] = base_model_name_or_path;
+  j["bias"] = bias;
+  j["fan_in_fan_out"] = fan_in_fan_out;
+  j["inference_mode"] = inference_mode;
+  j["init_lora_weights"] = true;
+  j["layer_replication"] = nullptr;
+  j["layers_pattern"] = nullptr;
+  j["layers_to_transform"] = nullptr;
+  j["lora_alpha"] = lora_alpha;
+  j["lora_bias"] = false;
+  j["lora_dropout"] = lora_dropout;
+  j["modules_to_save"] = nullptr;
+  j["peft_type"] = "LORA";
+  j["r"] = r;
+  j["rank_pattern"] = nlohmann::json::object();
+  j["revision"] = nullptr;
+  j["target_modules"] = target_modules;
+  j["target_parameters"] = nullptr;
+  j["task_type"] = task_type;
+  j["use_dora"] = false;
+  j["use_rslora"] = false;
+  return io::dump_config(j);
+}
+
+LoraConfig LoraConfig::from_json_file(const std::string& path) {
+  std::error_code ec;
+  LOOM_CHECK(std::filesystem::is_regular_file(path, ec), "[LoraConfig] ", path, ": no such file");
+  const nlohmann::json j =
+      io::parse_json(io::read_file_text(path, "[LoraConfig]"), "[LoraConfig] " + path);
+  LOOM_CHECK(j.is_object(), "[LoraConfig] ", path, ": not a JSON object");
+  LoraConfig c;
+  try {
+    LOOM_CHECK(j.value("peft_type", std::string()) == "LORA", "[LoraConfig] ", path,
+               ": peft_type must be \"LORA\", got ",
+               j.contains("peft_type") ? j["peft_type"].dump() : "none");
+    c.r = j.value("r", c.r);
+    c.lora_alpha = j.value("lora_alpha", c.lora_alpha);
+    c.lora_dropout = j.value("lora_dropout", c.lora_dropout);
+    c.fan_in_fan_out = j.value("fan_in_fan_out", c.fan_in_fan_out);
+    if (j.contains("bias") && !j["bias"].is_null()) c.bias = j["bias"].get<std::string>();
+    if (j.contains("task_type") && !j["task_type"].is_null())
+      c.task_type = j["task_type"].get<std::string>();
+    if (j.contains("base_model_name_or_path") && !j["base_model_name_or_path"].is_null())
+      c.base_model_name_or_path = j["base_model_name_or_path"].get<std::string>();
+    c.inference_mode = j.value("inference_mode", c.inference_mode);
+    const nlohmann::json& t = j.contains("target_modules") ? j["target_modules"] : nlohmann::json();
+    if (t.is_string() && t.get<std::string>() == "all-linear") c.target_modules = {"all-linear"};
+    LOOM_CHECK(t.is_array() || !c.target_modules.empty(), "[LoraConfig] ", path,
+               ": target_modules must be a list of names",
+               t.is_string() ? " (a regex string is not supported)" : "", ", got ", t.dump());
+    if (t.is_array())
+      for (const auto& name : t) c.target_modules.push_back(name.get<std::string>());
+  } catch (const nlohmann::json::exception& e) {
+    fail("[LoraConfig] ", path, ": a field has the wrong type (", e.what(), ")");
+  }
+  for (const char* f :
+       {"use_dora", "use_rslora", "rank_pattern", "alpha_pattern", "layers_to_transform",
+        "modules_to_save", "target_parameters", "layer_replication", "lora_bias", "exclude_modules",
+        "trainable_token_indices", "layers_pattern"})
+    refuse_feature(j, f, path);
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    fail(path, ": ", e.what());
+  }
+  return c;
+}
+
+std::vector<std::string> default_lora_target_modules(const std::string& model_type) {
+  // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING.
+  if (model_type == "llama" || model_type == "qwen2") return {"q_proj", "v_proj"};
+  if (model_type == "gpt2") return {"c_attn"};
+  fail("[lora] no default target_modules for model_type '", model_type,
+       "' (pass --lora_target_modules)");
+}
+
+bool lora_target_matches(const std::string& module_name,
+                         const std::vector<std::string>& target_modules) {
+  for (const std::string& t : target_modules)
+    if (module_name == t || lora_ends_with(module_name, "." + t)) return true;
+  return false;
+}
+
+bool is_peft_adapter_dir(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(std::filesystem::path(dir) / "adapter_config.json", ec);
+}
+
+}  // namespace loom

@@ -1,0 +1,228 @@
+// LoRA mechanics (loom/lora.h) on the tiny Llama and GPT-2 fixtures: which
+// layers get adapters (PEFT's defaults, suffix matching, "all-linear"), that
+// the base is frozen and a fresh adapter (lora_B zeros) changes nothing,
+// the adapter files (PEFT's keys, adapter_config.json fields) and loading
+// them back, auto_from_pretrained on an adapter directory, and the errors
+// for bad targets and configs PEFT features loom lacks.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <set>
+
+#include "common/temp_dir.h"
+#include "loom/lora.h"
+#include "nn/model_test_util.h"
+
+namespace loom {
+namespace {
+
+std::shared_ptr<CausalLM> tiny_base(const std::string& kind) {
+  return std::dynamic_pointer_cast<CausalLM>(testing::load_fixture_model(kind, Device("cpu")));
+}
+
+std::string lora_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+ModelInputs lora_test_inputs() {
+  ModelInputs in;
+  in.input_ids = tensor_i64({5, 17, 42, 8, 77, 3}, {1, 6});
+  return in;
+}
+
+TEST(Lora, DefaultTargetsArePeftsAndAFreshAdapterChangesNothing) {
+  auto base = tiny_base("llama");
+  Tensor before = base->forward(lora_test_inputs()).logits;
+  manual_seed(3);
+  auto peft = get_peft_model(base, {});
+  EXPECT_EQ(peft->peft_config().target_modules, (std::vector<std::string>{"q_proj", "v_proj"}));
+  EXPECT_EQ(peft->targeted_module_names(),
+            (std::vector<std::string>{
+                "model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.v_proj",
+                "model.layers.1.self_attn.q_proj", "model.layers.1.self_attn.v_proj"}));
+  std::set<std::string> trainable;
+  for (const auto& [name, p] : peft->named_parameters())
+    if (p.requires_grad()) trainable.insert(name);
+  EXPECT_EQ(trainable.size(), 8u);
+  EXPECT_TRUE(trainable.count("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"));
+  EXPECT_TRUE(trainable.count("base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight"));
+  const auto& a = peft->named_parameters();
+  for (const auto& [name, p] : a) {
+    if (name.find("q_proj.lora_A") != std::string::npos) {
+      EXPECT_EQ(p.shape(), (Shape{8, 32}));  // [r, in]
+      double bound = 1.0 / std::sqrt(32.0), m = 0;
+      for (double v : p.to_vector<double>()) m = std::max(m, std::fabs(v));
+      EXPECT_LE(m, bound);
+      EXPECT_GT(m, 0.5 * bound) << "lora_A drawn as nn.Linear (kaiming-uniform a=sqrt(5))";
+    }
+  }
+  // lora_B is zeros, so the adapted model computes the base's logits.
+  Tensor after = peft->forward(lora_test_inputs()).logits;
+  EXPECT_TRUE(testing::close_scaled(after, before, 0)) << "a fresh adapter changed the logits";
+}
+
+TEST(Lora, AllLinearWrapsEveryLinearButTheLmHead) {
+  LoraConfig cfg;
+  cfg.target_modules = {"all-linear"};
+  auto peft = get_peft_model(tiny_base("llama"), cfg);
+  EXPECT_EQ(peft->targeted_module_names().size(), 14u);  // 7 per layer, 2 layers
+  for (const std::string& n : peft->targeted_module_names())
+    EXPECT_EQ(n.find("lm_head"), std::string::npos) << n;
+  // Saved as PEFT does: the shorthand expanded to the layers' names.
+  EXPECT_EQ(peft->peft_config().target_modules,
+            (std::vector<std::string>{"down_proj", "gate_proj", "k_proj", "o_proj", "q_proj",
+                                      "up_proj", "v_proj"}));
+}
+
+TEST(Lora, Gpt2Conv1DGetsFanInFanOut) {
+  LoraConfig cfg;  // default for gpt2: c_attn
+  auto peft = get_peft_model(tiny_base("gpt2"), cfg);
+  EXPECT_TRUE(peft->peft_config().fan_in_fan_out);
+  EXPECT_EQ(
+      peft->targeted_module_names(),
+      (std::vector<std::string>{"transformer.h.0.attn.c_attn", "transformer.h.1.attn.c_attn"}));
+  auto sd = peft->adapter_state_dict();
+  ASSERT_EQ(sd.size(), 4u);
+  EXPECT_EQ(sd[0].first, "base_model.model.transformer.h.0.attn.c_attn.lora_A.weight");
+  EXPECT_EQ(sd[0].second.shape(), (Shape{8, 32}));
+  EXPECT_EQ(sd[1].second.shape(), (Shape{96, 8}));  // [out = 3 * n_embd, r]
+}
+
+TEST(Lora, BadTargetsAreErrors) {
+  LoraConfig cfg;
+  cfg.target_modules = {"qq_proj"};
+  EXPECT_NE(lora_error_of([&] {
+              get_peft_model(tiny_base("llama"), cfg);
+            }).find("target modules {qq_proj} not found"),
+            std::string::npos);
+  cfg.target_modules = {"self_attn"};
+  EXPECT_NE(lora_error_of([&] {
+              get_peft_model(tiny_base("llama"), cfg);
+            }).find("'model.layers.0.self_attn' is a LlamaAttention, not a Linear"),
+            std::string::npos);
+  cfg.target_modules = {"q_proj"};
+  cfg.r = 0;
+  EXPECT_NE(lora_error_of([&] {
+              get_peft_model(tiny_base("llama"), cfg);
+            }).find("[LoraConfig] r must be >= 1, got 0"),
+            std::string::npos);
+  // A layer takes one adapter.
+  auto base = tiny_base("llama");
+  auto once = get_peft_model(base, {});
+  EXPECT_NE(lora_error_of([&] { get_peft_model(base, {}); }).find("has an adapter already"),
+            std::string::npos);
+}
+
+TEST(Lora, SavesPeftsFilesAndLoadsThemBack) {
+  testing::TempDir dir;
+  auto base = tiny_base("llama");
+  LoraConfig cfg;
+  cfg.r = 4;
+  cfg.lora_alpha = 16;
+  cfg.lora_dropout = 0.05;
+  cfg.target_modules = {"q_proj", "down_proj"};
+  cfg.base_model_name_or_path = testing::model_fixture("llama");
+  auto peft = get_peft_model(base, cfg);
+  {
+    NoGradGuard no_grad;  // nonzero B so a lost adapter would show
+    for (auto& [name, t] : peft->adapter_state_dict())
+      if (name.find("lora_B") != std::string::npos) nn::init_uniform_(t, -0.5, 0.5);
+  }
+  peft->eval();
+  Tensor expected = peft->forward(lora_test_inputs()).logits;
+  peft->save_pretrained(dir.path());
+
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "adapter_config.json"));
+  EXPECT_EQ(j["peft_type"], "LORA");
+  EXPECT_EQ(j["task_type"], "CAUSAL_LM");
+  EXPECT_EQ(j["r"], 4);
+  EXPECT_EQ(j["lora_alpha"], 16.0);
+  EXPECT_EQ(j["lora_dropout"], 0.05);
+  EXPECT_EQ(j["bias"], "none");
+  EXPECT_EQ(j["fan_in_fan_out"], false);
+  EXPECT_EQ(j["inference_mode"], true);
+  EXPECT_EQ(j["target_modules"], nlohmann::json({"q_proj", "down_proj"}));
+  EXPECT_EQ(j["base_model_name_or_path"], testing::model_fixture("llama"));
+  auto file = safetensors::File::open(dir / "adapter_model.safetensors");
+  std::set<std::string> keys;
+  for (const auto& info : file.tensors()) keys.insert(info.name);
+  EXPECT_EQ(keys.size(), 8u);
+  EXPECT_TRUE(keys.count("base_model.model.model.layers.1.mlp.down_proj.lora_B.weight"));
+  EXPECT_EQ(file.metadata().at("format"), "pt");
+
+  auto loaded = PeftModelForCausalLM::from_pretrained(tiny_base("llama"), dir.path());
+  EXPECT_TRUE(testing::close_scaled(loaded->forward(lora_test_inputs()).logits, expected, 0));
+  for (const auto& [name, p] : loaded->named_parameters())
+    EXPECT_FALSE(p.requires_grad()) << name << ": inference_mode freezes the adapters too";
+  // auto_from_pretrained on the adapter directory: base from base_model_name_or_path.
+  auto any = auto_from_pretrained(dir.path());
+  ASSERT_NE(dynamic_cast<PeftModelForCausalLM*>(any.get()), nullptr);
+  EXPECT_TRUE(testing::close_scaled(any->forward(lora_test_inputs()).logits, expected, 0));
+}
+
+TEST(Lora, AdapterFilesThatDoNotFitAreErrors) {
+  testing::TempDir dir;
+  LoraConfig cfg;
+  cfg.target_modules = {"q_proj"};
+  get_peft_model(tiny_base("llama"), cfg)->save_pretrained(dir.path());
+  // Same file, config naming another target: every key is missing / unexpected.
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "adapter_config.json"));
+  j["target_modules"] = {"v_proj"};
+  dir.write("adapter_config.json", j.dump());
+  auto base = tiny_base("llama");
+  Tensor before = base->forward(lora_test_inputs()).logits;
+  std::string err = lora_error_of([&] { PeftModelForCausalLM::from_pretrained(base, dir.path()); });
+  EXPECT_NE(err.find("missing keys: base_model.model.model.layers.0.self_attn.v_proj.lora_A"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("unexpected keys: base_model.model.model.layers.0.self_attn.q_proj"),
+            std::string::npos)
+      << err;
+  // The failed load leaves the base as it was: no adapter, trainable, same logits.
+  for (const auto& [name, t] : base->state_dict())
+    EXPECT_EQ(name.find("lora_"), std::string::npos) << name;
+  for (const auto& [name, p] : base->named_parameters()) EXPECT_TRUE(p.requires_grad()) << name;
+  EXPECT_TRUE(testing::close_scaled(base->forward(lora_test_inputs()).logits, before, 0));
+  j["target_modules"] = "q_proj|v_proj";
+  dir.write("adapter_config.json", j.dump());
+  err = lora_error_of([&] { LoraConfig::from_json_file(dir / "adapter_config.json"); });
+  EXPECT_NE(err.find("a regex string is not supported"), std::string::npos) << err;
+  j["target_modules"] = {"q_proj"};
+  j["use_dora"] = true;
+  dir.write("adapter_config.json", j.dump());
+  err = lora_error_of([&] { LoraConfig::from_json_file(dir / "adapter_config.json"); });
+  EXPECT_NE(err.find("use_dora = true is not supported"), std::string::npos) << err;
+  j["use_dora"] = false;
+  j["peft_type"] = "IA3";
+  dir.write("adapter_config.json", j.dump());
+  err = lora_error_of([&] { LoraConfig::from_json_file(dir / "adapter_config.json"); });
+  EXPECT_NE(err.find("peft_type must be \"LORA\""), std::string::npos) << err;
+}
+
+TEST(Lora, DropoutActsOnTheAdapterInputInTrainingOnly) {
+  LoraConfig cfg;
+  cfg.lora_dropout = 0.5;
+  auto peft = get_peft_model(tiny_base("llama"), cfg);
+  {
+    NoGradGuard no_grad;
+    for (auto& [name, t] : peft->adapter_state_dict())
+      if (name.find("lora_B") != std::string::npos) nn::init_uniform_(t, -0.5, 0.5);
+  }
+  peft->eval();
+  Tensor a = peft->forward(lora_test_inputs()).logits;
+  Tensor b = peft->forward(lora_test_inputs()).logits;
+  EXPECT_TRUE(testing::close_scaled(a, b, 0));
+  peft->train();
+  manual_seed(1);
+  Tensor c = peft->forward(lora_test_inputs()).logits;
+  EXPECT_FALSE(testing::close_scaled(c, a, 1e-4)) << "lora_dropout had no effect in training";
+}
+
+}  // namespace
+}  // namespace loom

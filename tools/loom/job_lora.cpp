@@ -1,0 +1,83 @@
+// LoRA in `loom train` (--use_lora, --lora_r, --lora_alpha, --lora_dropout,
+// --lora_target_modules, --merge_lora; PEFT's LoraConfig names, loom/lora.h):
+// wrapping the pretrained model in a PeftModelForCausalLM before the Trainer
+// sees it, and --merge_lora's final save. Assumes the Trainer saves the
+// adapter itself (PeftModelForCausalLM::save_pretrained) in checkpoints.
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "job.h"
+#include "loom/error.h"
+#include "loom/lora.h"
+#include "train/checkpoint_files.h"
+
+namespace loom::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> split_target_modules(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b == std::string::npos) continue;
+    out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+void check_lora_flags(const JobArgs& job) {
+  if (job.use_lora) {
+    LOOM_CHECK(!job.model_name_or_path.empty(),
+               "[loom train] --use_lora fine-tunes a pretrained model: give --model_name_or_path");
+    return;
+  }
+  LOOM_CHECK(!job.merge_lora, "[loom train] --merge_lora needs --use_lora");
+}
+
+std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job, const ModelPlan& plan,
+                                            std::shared_ptr<PretrainedModel> model) {
+  if (!job.use_lora) return model;
+  if (dynamic_cast<PeftModelForCausalLM*>(model.get()))
+    return model;  // --model_name_or_path is an adapter: train it further
+  auto lm = std::dynamic_pointer_cast<CausalLM>(model);
+  LOOM_CHECK(lm != nullptr && plan.task == "causal-lm", "[loom train] --use_lora supports task ",
+             "causal-lm (GPT-2, Llama, Qwen2), got ", plan.task, " (", model->architecture(), ")");
+  LoraConfig config;
+  config.r = job.lora_r;
+  config.lora_alpha = job.lora_alpha;
+  config.lora_dropout = job.lora_dropout;
+  config.target_modules = split_target_modules(job.lora_target_modules);
+  config.base_model_name_or_path = plan.pretrained_dir;
+  return get_peft_model(lm, config);
+}
+
+void save_merged_lora(PretrainedModel& model, const std::string& output_dir,
+                      const std::string& tokenizer_dir) {
+  auto* peft = dynamic_cast<PeftModelForCausalLM*>(&model);
+  LOOM_CHECK(peft != nullptr, "[loom train] --merge_lora: the model has no LoRA adapters");
+  std::shared_ptr<CausalLM> merged = peft->merge_and_unload();
+  // save_pretrained replaces a whole directory: write a private one inside
+  // output_dir and move its files up, leaving checkpoints and adapter/ alone.
+  const fs::path tmp = fs::path(output_dir) / ("tmp-merged-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  merged->save_pretrained(tmp.string());
+  for (const std::string& name : train::list_dir(tmp.string())) {
+    fs::rename(tmp / name, fs::path(output_dir) / name, ec);
+    LOOM_CHECK(!ec, "[loom train] --merge_lora: cannot move ", name, " into ", output_dir, " (",
+               ec.message(), ")");
+  }
+  fs::remove_all(tmp, ec);
+  for (const char* f : {"adapter_config.json", "adapter_model.safetensors"})
+    fs::remove(fs::path(output_dir) / f, ec);  // output_dir is the merged model now
+  if (!tokenizer_dir.empty()) train::copy_tokenizer_files(tokenizer_dir, output_dir);
+}
+
+}  // namespace loom::cli
