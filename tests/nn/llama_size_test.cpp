@@ -2,18 +2,22 @@
 // nn/models/model_size.h equals the built model's (tied, untied, Qwen2 biases, GQA,
 // head_dim), a config larger than memory is a loom::Error before anything is allocated
 // (constructor, registry check_fits, from_pretrained), and a config.json whose sizes
-// disagree with the checkpoint is refused before the model is built.
+// disagree with the checkpoint is refused before the model is built. Also: every
+// registered class implements its task's interface (ModelRegistryTasks).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/error_of.h"
 #include "common/temp_dir.h"
 #include "io/config_json.h"
 #include "loom/llama.h"
+#include "loom/masked_lm.h"
 #include "loom/model_registry.h"
+#include "loom/sequence_classifier.h"
 #include "nn/model_test_util.h"
 #include "nn/models/model_size.h"
 
@@ -110,8 +114,7 @@ TEST(LlamaSize, PretrainedConfigSizesAreCheckedBeforeAllocating) {
     testing::TempDir tmp;
     std::string dir = llama_fixture_with(tmp, "num_hidden_layers", 100'000'000'000);
     std::string m = testing::error_of([&] { LlamaForCausalLM::from_pretrained(dir); });
-    EXPECT_NE(m.find("[from_pretrained] " + dir +
-                     ": config.json's num_hidden_layers 100000000000"),
+    EXPECT_NE(m.find("[from_pretrained] " + dir + ": config.json's num_hidden_layers 100000000000"),
               std::string::npos)
         << m;
   }
@@ -121,6 +124,43 @@ TEST(LlamaSize, PretrainedConfigSizesAreCheckedBeforeAllocating) {
     std::string m = testing::error_of([&] { LlamaForCausalLM::from_pretrained(dir); });
     EXPECT_NE(m.find("layers.0.mlp.gate_proj.weight"), std::string::npos) << m;
     EXPECT_NE(m.find("intermediate_size, hidden_size"), std::string::npos) << m;
+  }
+}
+
+// Each registered class serves its task through the task's interface (what the Trainer and
+// the CLI use): built from a tiny config, serves_task says so and the interface's sizes are
+// the config's; a class never serves another task.
+TEST(ModelRegistryTasks, EveryClassImplementsItsTasksInterface) {
+  const std::map<std::string, std::string> tiny = {
+      {"gpt2", R"({"model_type": "gpt2", "n_layer": 1, "n_embd": 16, "n_head": 2,
+                   "n_positions": 32, "vocab_size": 40})"},
+      {"bert", R"({"model_type": "bert", "num_hidden_layers": 1, "hidden_size": 16,
+                   "num_attention_heads": 2, "intermediate_size": 32,
+                   "max_position_embeddings": 32, "vocab_size": 40, "num_labels": 3})"},
+      {"llama", R"({"model_type": "llama", "num_hidden_layers": 1, "hidden_size": 16,
+                    "intermediate_size": 32, "num_attention_heads": 2,
+                    "max_position_embeddings": 32, "vocab_size": 40})"},
+      {"qwen2", R"({"model_type": "qwen2", "num_hidden_layers": 1, "hidden_size": 16,
+                    "intermediate_size": 32, "num_attention_heads": 2,
+                    "num_key_value_heads": 1, "max_position_embeddings": 32,
+                    "vocab_size": 40})"}};
+  const std::vector<std::string> tasks = {kTaskCausalLM, kTaskMaskedLM, kTaskTextClassification};
+  for (const ModelTypeEntry& e : model_types()) {
+    ASSERT_TRUE(tiny.count(e.model_type)) << e.model_type << ": add a tiny config here";
+    for (const ArchitectureEntry& a : e.architectures) {
+      SCOPED_TRACE(a.name);
+      std::shared_ptr<PretrainedModel> m = a.make(tiny.at(e.model_type), "test");
+      EXPECT_EQ(m->architecture(), a.name);
+      for (const std::string& t : tasks) EXPECT_EQ(serves_task(*m, t), t == a.task) << t;
+      if (auto* lm = dynamic_cast<MaskedLM*>(m.get())) {
+        EXPECT_EQ(lm->vocab_size(), 40);
+        EXPECT_EQ(lm->max_positions(), 32);
+      }
+      if (auto* cls = dynamic_cast<SequenceClassifier*>(m.get())) {
+        EXPECT_EQ(cls->num_labels(), 3);
+        EXPECT_EQ(cls->pretrained_config().num_labels(), 3);
+      }
+    }
   }
 }
 
