@@ -14,11 +14,8 @@
 // skip a column; --bf16 1 runs loom under AutocastGuard (bf16) and the peer
 // under torch.autocast("cpu", dtype=torch.bfloat16), both with f32 master
 // weights; --fused_ce 0 turns the fused LM-head cross-entropy pass off
-// (LOOM_FUSED_CE_MIN_CLASSES set past the vocabulary) for an A/B run. --llama 1 times a
-// Llama-style LlamaForCausalLM instead (hidden n_embd, n_head heads, --n_kv_head key/value
-// heads (grouped-query attention; 0 = n_head), SwiGLU width 8/3 n_embd rounded up to 64,
-// RMSNorm, rotary, untied head, no dropout), against transformers' LlamaForCausalLM.
-// Random weights and token ids
+// (LOOM_FUSED_CE_MIN_CLASSES set past the vocabulary) for an A/B run. (The Llama-style
+// step is bench/llama_step.cpp.) Random weights and token ids
 // (vocab 50257), the same batch every step, train mode. Each step waits for its results
 // (lazy::wait()) before its time is taken, so ms/step is the latency of a whole step; the median
 // over
@@ -48,7 +45,6 @@
 #include "loom/autocast.h"
 #include "loom/gpt2.h"
 #include "loom/lazy.h"
-#include "loom/llama.h"
 #include "loom/metrics.h"
 #include "loom/optim.h"
 #include "loom/parallel.h"
@@ -64,7 +60,7 @@ Options defaults() {
   Options o;
   o.ints = {{"n_layer", 2}, {"n_embd", 128}, {"n_head", 4},  {"block_size", 64}, {"batch_size", 4},
             {"threads", 2}, {"steps", 5},    {"warmup", 2},  {"loom_eager", 1},  {"peer", 1},
-            {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}, {"llama", 0}, {"n_kv_head", 0}};
+            {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}};
   return o;
 }
 
@@ -79,21 +75,7 @@ loom::GPT2Config make_config(const Options& o) {
   return cfg;
 }
 
-// The Llama-style model of --llama 1 (the peer builds the same one).
-loom::LlamaConfig make_llama_config(const Options& o) {
-  loom::LlamaConfig cfg;
-  cfg.vocab_size = 50257;
-  cfg.max_position_embeddings = std::max(1024, o.get("block_size"));
-  cfg.num_hidden_layers = o.get("n_layer");
-  cfg.hidden_size = o.get("n_embd");
-  cfg.num_attention_heads = o.get("n_head");
-  cfg.num_key_value_heads = o.get("n_kv_head") > 0 ? o.get("n_kv_head") : o.get("n_head");
-  cfg.intermediate_size = (8 * o.get("n_embd") / 3 + 63) / 64 * 64;
-  return cfg;
-}
-
 std::shared_ptr<loom::CausalLM> make_model(const Options& o) {
-  if (o.get("llama")) return std::make_shared<loom::LlamaForCausalLM>(make_llama_config(o));
   return std::make_shared<loom::GPT2LMHeadModel>(make_config(o));
 }
 
@@ -145,7 +127,8 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     std::snprintf(buf, sizeof(buf),
                   "trace+launch %.1f ms of the step (median); planned peak %.1f MB (largest "
                   "executable: arena + undonated outputs)",
-                  bench::median(trace), loom::metrics::max_planned_peak_bytes() / (1024.0 * 1024.0));
+                  bench::median(trace),
+                  loom::metrics::max_planned_peak_bytes() / (1024.0 * 1024.0));
     r.note = buf;
   }
   return r;
@@ -155,7 +138,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
 std::optional<Result> run_peer(const Options& o, const std::string& mode) {
   std::string args = "--mode " + mode;
   for (const char* k : {"n_layer", "n_embd", "n_head", "block_size", "batch_size", "threads",
-                        "steps", "warmup", "bf16", "llama", "n_kv_head"})
+                        "steps", "warmup", "bf16"})
     args += std::string(" --") + k + " " + std::to_string(o.get(k));
   args += " --dropout " + std::to_string(o.dropout);
   std::string name = std::string(mode == "eager" ? "torch eager" : "torch.compile") +
@@ -178,10 +161,6 @@ int main(int argc, char** argv) {
       o.get("threads"), o.get("steps"), o.get("warmup"), o.dropout, o.get("bf16"),
       o.get("fused_ce"));
   std::string suffix = o.get("bf16") ? " bf16" : "";
-  if (o.get("llama"))
-    std::printf("model: LlamaForCausalLM, n_kv_head=%d, intermediate=%lld, no dropout\n",
-                o.get("n_kv_head") > 0 ? o.get("n_kv_head") : o.get("n_head"),
-                static_cast<long long>(make_llama_config(o).intermediate_size));
   std::vector<Result> rs;
   if (o.get("loom_eager"))
     rs.push_back(run_loom(o, loom::Device("cpu"), "loom cpu (eager)" + suffix));

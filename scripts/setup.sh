@@ -20,6 +20,8 @@ packages=(
   nlohmann-json3-dev                                # find_package(nlohmann_json)
   libcli11-dev                                      # find_package(CLI11): the loom CLI
   libutf8proc-dev                                   # pkg-config libutf8proc: tokenizers (NFC/NFD, categories)
+  libpcre2-dev                                      # pkg-config libpcre2-8: the Split pre-tokenizer's
+                                                    #   Unicode regexes (Llama-3 / Qwen2 tokenizer.json)
   libgtest-dev libgmock-dev googletest              # find_package(GTest)
   libbenchmark-dev                                  # find_package(benchmark): bench/
   libopenmpi-dev openmpi-bin                        # find_package(MPI): the mpi ProcessGroup

@@ -104,6 +104,20 @@ def wordpiece_tokenizer_json():
     }
 
 
+def split_tokenizer_json():
+    """The BPE seed with Llama-3's pipeline: NFC, Split(Regex) + ByteLevel(use_regex false)."""
+    j = bpe_tokenizer_json()
+    j["normalizer"] = {"type": "NFC"}
+    j["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": (
+            "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?"
+            "[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")},
+         "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+         "use_regex": False}]}
+    return j
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     for name in ("python_all_dtypes", "python_escapes"):
@@ -115,6 +129,7 @@ def main():
 
     write("tokenizer_json", "bpe", json.dumps(bpe_tokenizer_json(), ensure_ascii=False))
     write("tokenizer_json", "wordpiece", json.dumps(wordpiece_tokenizer_json(), ensure_ascii=False))
+    write("tokenizer_json", "bpe_split", json.dumps(split_tokenizer_json(), ensure_ascii=False))
 
     write("tokenizer_vocab", "vocab_txt", b"\x00" + "\n".join(WORDPIECE_TOKENS).encode() + b"\n")
     bpe = bpe_tokenizer_json()["model"]

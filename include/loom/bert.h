@@ -10,7 +10,9 @@
 
 #include <memory>
 
+#include "loom/masked_lm.h"
 #include "loom/pretrained_model.h"
+#include "loom/sequence_classifier.h"
 
 namespace loom {
 
@@ -63,7 +65,7 @@ class BertModel : public PretrainedModel {
 
 /// BertModel (no pooler) + the MLM head "cls.predictions". With labels [B,T]
 /// (-100 = not masked), loss = mean cross-entropy over the other positions.
-class BertForMaskedLM : public PretrainedModel {
+class BertForMaskedLM : public MaskedLM {
  public:
   using Config = BertConfig;
   explicit BertForMaskedLM(const BertConfig& config);
@@ -81,6 +83,9 @@ class BertForMaskedLM : public PretrainedModel {
 
   const BertConfig& config() const { return bert_->config(); }
   BertModel& bert() const { return *bert_; }
+  int64_t vocab_size() const override { return config().vocab_size; }
+  int64_t max_positions() const override { return config().max_position_embeddings; }
+  const PretrainedConfig& pretrained_config() const override { return config(); }
 
   static std::shared_ptr<BertForMaskedLM> from_pretrained(const std::string& dir,
                                                           const Device& device = {},
@@ -98,7 +103,7 @@ class BertForMaskedLM : public PretrainedModel {
 /// config.problem_type (inferred when empty, as transformers: num_labels 1
 /// -> regression; integer labels -> single_label_classification; else
 /// multi_label_classification): MSE, cross-entropy, or BCE-with-logits.
-class BertForSequenceClassification : public PretrainedModel {
+class BertForSequenceClassification : public SequenceClassifier {
  public:
   using Config = BertConfig;
   explicit BertForSequenceClassification(const BertConfig& config);
@@ -120,6 +125,9 @@ class BertForSequenceClassification : public PretrainedModel {
   const BertConfig& config() const { return bert_->config(); }
   BertModel& bert() const { return *bert_; }
   nn::Linear& classifier() const { return *classifier_; }
+  int64_t num_labels() const override { return config().num_labels(); }
+  int64_t max_positions() const override { return config().max_position_embeddings; }
+  const PretrainedConfig& pretrained_config() const override { return config(); }
 
   static std::shared_ptr<BertForSequenceClassification> from_pretrained(
       const std::string& dir, const Device& device = {}, const PretrainedOptions& options = {}) {

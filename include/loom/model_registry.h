@@ -10,6 +10,11 @@
 //   const loom::ArchitectureEntry* a = e.for_task("causal-lm");   // LlamaForCausalLM
 //   auto model = a->make(e.default_config_json());                // random init
 //
+// Each architecture registers with its task's interface (causal_lm<M>,
+// masked_lm<M>, sequence_classifier<M> check at compile time that M derives
+// CausalLM / MaskedLM / SequenceClassifier), and the Trainer and the CLI talk
+// to the interface, never to a model class.
+//
 // Configs travel as config.json text between the registry and its users, so
 // nothing outside a model's folder names its config struct.
 #pragma once
@@ -24,6 +29,16 @@
 #include "loom/pretrained_model.h"
 
 namespace loom {
+
+/// The task names (run_clm / run_mlm / run_glue) and the interface serving each:
+/// CausalLM (loom/causal_lm.h), MaskedLM (loom/masked_lm.h), SequenceClassifier
+/// (loom/sequence_classifier.h).
+inline constexpr const char* kTaskCausalLM = "causal-lm";
+inline constexpr const char* kTaskMaskedLM = "masked-lm";
+inline constexpr const char* kTaskTextClassification = "text-classification";
+
+/// True when `model` implements the interface of `task` (a base model: task "").
+bool serves_task(const PretrainedModel& model, const std::string& task);
 
 /// What the CLI needs to know of a parsed, validated config.
 struct ConfigSummary {
@@ -60,7 +75,7 @@ struct ModelTypeEntry {
   /// the <M> of memory available" when `copies` f32 copies of the parameters
   /// of config_json (weights, gradients, optimizer state: `why`) would not
   /// fit in the available memory (nn/models/model_size.h), before anything is
-  /// allocated. Types without a size rule yet (llama, qwen2) check nothing.
+  /// allocated. Every registered type has a size rule (model_size.h).
   std::function<void(const std::string& config_json, const std::string& where,
                      const std::string& prefix, double copies, const std::string& why)>
       check_fits;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "loom/config.h"
+#include "loom/llama_config.h"
 #include "loom/nn.h"
 
 namespace loom {
@@ -119,8 +120,9 @@ void load_pretrained_weights(PretrainedModel& model, const std::string& dir, con
 /// ..." naming the tensor and both shapes, or the sizes and the memory.
 void check_pretrained_sizes(const std::string& dir, const GPT2Config& config);
 void check_pretrained_sizes(const std::string& dir, const BertConfig& config);
-/// Model types without size rules yet (the Llama family): nothing is checked
-/// before allocation; load_pretrained_weights still checks every shape.
+void check_pretrained_sizes(const std::string& dir, const LlamaConfig& config);
+/// A model type without size rules yet: nothing is checked before allocation
+/// (load_pretrained_weights still checks every shape).
 template <typename Config>
 void check_pretrained_sizes(const std::string&, const Config&) {}
 }  // namespace detail

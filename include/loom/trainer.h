@@ -114,8 +114,7 @@ struct TrainerOptions {
   /// Added after DefaultFlowCallback, before the progress/printer callback.
   std::vector<std::shared_ptr<TrainerCallback>> callbacks{};
   /// Whether the model shifts labels (causal LM) so item counting skips the
-  /// first label of each row. Unset: true for architectures ending in
-  /// "LMHeadModel" or "ForCausalLM".
+  /// first label of each row. Unset: true when the model is a loom::CausalLM.
   std::optional<bool> loss_shifts_labels{};
 };
 

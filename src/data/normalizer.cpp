@@ -1,4 +1,5 @@
-// Normalizers (BertNormalizer, Lowercase, NFD, NFKD, StripAccents, Sequence) with alignment
+// Normalizers (BertNormalizer, Lowercase, NFC, NFD, NFKC, NFKD, StripAccents, Sequence) with
+// alignment
 // tracking. Rules follow tokenizers/src/normalizers/bert.rs: clean_text deletes NUL, U+FFFD
 // and controls (Cc/Cf/Co except \t\n\r) and turns whitespace into ' '; handle_chinese_chars
 // puts spaces around CJK ideographs; strip_accents is NFD then deletion of Mn; lowercase is
@@ -95,6 +96,20 @@ class DecomposeNormalizer final : public Normalizer {
   bool compat_;
 };
 
+// NFC / NFKC: decomposition, canonical reordering, then canonical composition.
+class ComposeNormalizer final : public Normalizer {
+ public:
+  explicit ComposeNormalizer(bool compat) : compat_(compat) {}
+  void apply(std::vector<AlignedChar>& chars) const override {
+    decompose_chars(chars, compat_);
+    compose_chars(chars);
+  }
+  int map_ascii(int b) const override { return b; }
+
+ private:
+  bool compat_;
+};
+
 class StripAccentsNormalizer final : public Normalizer {
  public:
   void apply(std::vector<AlignedChar>& chars) const override {
@@ -113,6 +128,8 @@ void add_steps(const io::NormalizerSpec& spec, const std::string& source,
     steps.push_back(std::make_unique<LowercaseNormalizer>());
   } else if (spec.type == "NFD" || spec.type == "NFKD") {
     steps.push_back(std::make_unique<DecomposeNormalizer>(spec.type == "NFKD"));
+  } else if (spec.type == "NFC" || spec.type == "NFKC") {
+    steps.push_back(std::make_unique<ComposeNormalizer>(spec.type == "NFKC"));
   } else if (spec.type == "StripAccents") {
     steps.push_back(std::make_unique<StripAccentsNormalizer>());
   } else if (spec.type == "Sequence") {
@@ -152,6 +169,33 @@ void decompose_chars(std::vector<AlignedChar>& chars, bool compat) {
                        return uc::combining_class(a.cp) < uc::combining_class(b.cp);
                      });
     i = j;
+  }
+  chars.swap(out);
+}
+
+void compose_chars(std::vector<AlignedChar>& chars) {
+  std::vector<AlignedChar> out;
+  out.reserve(chars.size());
+  size_t starter = SIZE_MAX;  // index in `out` of the last starter
+  int last_ccc = -1;          // class of the last character kept after it; -1: none
+  for (const AlignedChar& c : chars) {
+    int ccc = uc::combining_class(c.cp);
+    // Blocked: a character between the starter and c has class 0 or >= c's class. No
+    // composition has a second character below U+0300.
+    bool blocked = last_ccc != -1 && (last_ccc == 0 || last_ccc >= ccc);
+    if (starter != SIZE_MAX && !blocked && c.cp >= 0x300) {
+      if (char32_t composite = uc::compose_pair(out[starter].cp, c.cp)) {
+        out[starter].cp = composite;
+        continue;
+      }
+    }
+    if (ccc == 0) {
+      starter = out.size();
+      last_ccc = -1;
+    } else {
+      last_ccc = ccc;
+    }
+    out.push_back(c);
   }
   chars.swap(out);
 }

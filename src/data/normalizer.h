@@ -1,4 +1,5 @@
-// Normalizers of the tokenizer pipeline: BertNormalizer, Lowercase, NFD, NFKD, StripAccents
+// Normalizers of the tokenizer pipeline: BertNormalizer, Lowercase, NFC, NFD, NFKC, NFKD,
+// StripAccents
 // and their Sequence, with the same rules as the `tokenizers` library
 // (tokenizers/src/normalizers/{bert,unicode,utils,strip}.rs).
 //
@@ -79,5 +80,10 @@ std::unique_ptr<NormalizerChain> make_normalizer(const io::NormalizerSpec& spec,
 
 /// Canonical (or compatibility) decomposition with canonical reordering: NFD / NFKD.
 void decompose_chars(std::vector<AlignedChar>& chars, bool compat);
+
+/// Canonical composition (UAX #15) of decomposed, reordered characters: the second half of
+/// NFC / NFKC. A composite keeps its starter's alignment and the characters it absorbed
+/// vanish, as `tokenizers` aligns NFC output (checked against its offsets).
+void compose_chars(std::vector<AlignedChar>& chars);
 
 }  // namespace loom::data

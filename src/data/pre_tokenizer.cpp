@@ -94,6 +94,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const io::PreTokenizerSpec& spe
   }
   if (spec.type == "BertPreTokenizer") return std::make_unique<WhitespacePunctSplitter>(true);
   if (spec.type == "WhitespaceSplit") return std::make_unique<WhitespacePunctSplitter>(false);
+  if (spec.type == "Split") return make_split_pre_tokenizer(spec, source);
   if (spec.type == "Sequence") {
     std::vector<std::unique_ptr<PreTokenizer>> steps;
     for (size_t k = 0; k < spec.children.size(); ++k) {

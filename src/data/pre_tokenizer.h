@@ -1,7 +1,8 @@
 // Pre-tokenizers: split normalized text into the pieces ("words") the model tokenizes
 // independently. Implemented: ByteLevel (GPT-2 split pattern + byte-level marking),
 // BertPreTokenizer (whitespace removed, punctuation isolated), WhitespaceSplit (whitespace
-// removed) and Sequence, with the semantics of tokenizers/src/pre_tokenizers/.
+// removed), Split (a regex's matches isolated, for Llama-3 / Qwen2) and Sequence, with the
+// semantics of tokenizers/src/pre_tokenizers/.
 //
 // Pieces are byte ranges of the normalized text; nothing is copied. A ByteLevel piece may
 // carry a virtual leading space (add_prefix_space) and is flagged byte_level so that the
@@ -46,6 +47,12 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const io::PreTokenizerSpec& spe
 /// engine does). Appends the [begin, end) byte ranges of the matches of `text`, offset by
 /// `base`; together they cover `text`. Assumes valid UTF-8.
 void split_gpt2_pattern(std::string_view text, uint32_t base, std::vector<Piece>& out);
+
+/// Split pre-tokenizer (tokenizers/src/pre_tokenizers/split.rs) over a PCRE2 regex or a
+/// literal string (data/pre_tokenizer_split.cpp). Throws loom::Error naming `source` when
+/// the pattern does not compile or the behavior is unknown.
+std::unique_ptr<PreTokenizer> make_split_pre_tokenizer(const io::PreTokenizerSpec& spec,
+                                                       const std::string& source);
 
 /// ByteLevel pre-tokenizer (tokenizers/src/pre_tokenizers/byte_level.rs).
 std::unique_ptr<PreTokenizer> make_byte_level_pre_tokenizer(bool add_prefix_space, bool use_regex);

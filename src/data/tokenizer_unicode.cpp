@@ -203,4 +203,13 @@ int combining_class(char32_t cp) {
   return utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class;
 }
 
+char32_t compose_pair(char32_t a, char32_t b) {
+  // utf8proc has no pairwise entry point: compose the two-code-point buffer and see whether
+  // one code point is left.
+  utf8proc_int32_t buffer[2] = {static_cast<utf8proc_int32_t>(a), static_cast<utf8proc_int32_t>(b)};
+  utf8proc_ssize_t n = utf8proc_normalize_utf32(
+      buffer, 2, static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE));
+  return n == 1 ? static_cast<char32_t>(buffer[0]) : 0;
+}
+
 }  // namespace loom::data::unicode

@@ -90,4 +90,8 @@ int decompose(char32_t cp, bool compat, char32_t* out, int cap);
 /// Canonical combining class (0 for starters).
 int combining_class(char32_t cp);
 
+/// The primary composite of `a` followed by `b` (Unicode canonical composition, composition
+/// exclusions and Hangul included), or 0 when the pair does not compose.
+char32_t compose_pair(char32_t a, char32_t b);
+
 }  // namespace loom::data::unicode

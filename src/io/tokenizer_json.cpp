@@ -134,13 +134,40 @@ NormalizerSpec parse_normalizer(const JsonFields& f, const json& v, const std::s
       spec.children.push_back(
           parse_normalizer(f, list[i], index_path(where + ".normalizers", i), depth + 1));
     }
-  } else if (spec.type != "Lowercase" && spec.type != "NFD" && spec.type != "NFKD" &&
-             spec.type != "StripAccents") {
+  } else if (spec.type != "Lowercase" && spec.type != "NFC" && spec.type != "NFD" &&
+             spec.type != "NFKC" && spec.type != "NFKD" && spec.type != "StripAccents") {
     f.fail(where + ".type", "unsupported normalizer '" + spec.type +
-                                "' (loom supports BertNormalizer, Lowercase, NFD, NFKD, "
-                                "StripAccents, Sequence)");
+                                "' (loom supports BertNormalizer, Lowercase, NFC, NFD, NFKC, "
+                                "NFKD, StripAccents, Sequence)");
   }
   return spec;
+}
+
+// Split (tokenizers/src/pre_tokenizers/split.rs): "pattern" is {"Regex": s} or {"String": s}.
+void parse_split(const JsonFields& f, const json& v, const std::string& where,
+                 PreTokenizerSpec& spec) {
+  const json* pattern = f.find(v, "pattern");
+  if (pattern == nullptr) f.fail(where + ".pattern", "missing");
+  f.require_object(*pattern, where + ".pattern");
+  const json* regex = f.find(*pattern, "Regex");
+  const json* literal = f.find(*pattern, "String");
+  const json* text = regex != nullptr ? regex : literal;
+  if (text == nullptr || !text->is_string()) {
+    f.fail(where + ".pattern", "expected {\"Regex\": string} or {\"String\": string}");
+  }
+  spec.pattern = text->get<std::string>();
+  spec.pattern_is_regex = regex != nullptr;
+  spec.behavior = f.get_string(v, "behavior", "Isolated", where);
+  spec.invert = f.get_bool(v, "invert", false, where);
+  static const char* const kBehaviors[] = {"Removed", "Isolated", "MergedWithPrevious",
+                                           "MergedWithNext", "Contiguous"};
+  bool known = false;
+  for (const char* b : kBehaviors) known = known || spec.behavior == b;
+  if (!known) {
+    f.fail(where + ".behavior", "unknown behavior '" + spec.behavior +
+                                    "' (Removed, Isolated, MergedWithPrevious, MergedWithNext, "
+                                    "Contiguous)");
+  }
 }
 
 PreTokenizerSpec parse_pre_tokenizer(const JsonFields& f, const json& v, const std::string& where,
@@ -159,10 +186,12 @@ PreTokenizerSpec parse_pre_tokenizer(const JsonFields& f, const json& v, const s
       spec.children.push_back(
           parse_pre_tokenizer(f, list[i], index_path(where + ".pretokenizers", i), depth + 1));
     }
+  } else if (spec.type == "Split") {
+    parse_split(f, v, where, spec);
   } else if (spec.type != "BertPreTokenizer" && spec.type != "WhitespaceSplit") {
     f.fail(where + ".type", "unsupported pre_tokenizer '" + spec.type +
                                 "' (loom supports ByteLevel, BertPreTokenizer, "
-                                "WhitespaceSplit, Sequence)");
+                                "WhitespaceSplit, Split, Sequence)");
   }
   return spec;
 }

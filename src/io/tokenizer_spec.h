@@ -30,7 +30,7 @@ struct TokenizerModelSpec {
   int64_t max_input_chars_per_word = 100;                ///< WordPiece only
 };
 
-/// "normalizer": BertNormalizer, Lowercase, NFD, NFKD, StripAccents or Sequence.
+/// "normalizer": BertNormalizer, Lowercase, NFC, NFD, NFKC, NFKD, StripAccents or Sequence.
 struct NormalizerSpec {
   std::string type;
   bool clean_text = true;
@@ -40,12 +40,17 @@ struct NormalizerSpec {
   std::vector<NormalizerSpec> children;  ///< Sequence
 };
 
-/// "pre_tokenizer": ByteLevel, BertPreTokenizer, WhitespaceSplit or Sequence.
+/// "pre_tokenizer": ByteLevel, BertPreTokenizer, WhitespaceSplit, Split or Sequence.
 struct PreTokenizerSpec {
   std::string type;
   bool add_prefix_space = false;           ///< ByteLevel
   bool trim_offsets = true;                ///< ByteLevel
   bool use_regex = true;                   ///< ByteLevel
+  std::string pattern;                     ///< Split: the pattern text
+  bool pattern_is_regex = false;           ///< Split: {"Regex": ...} (else {"String": ...})
+  std::string behavior = "Isolated";       ///< Split: Removed | Isolated | MergedWithPrevious |
+                                           ///< MergedWithNext | Contiguous
+  bool invert = false;                     ///< Split: split on the non-matches instead
   std::vector<PreTokenizerSpec> children;  ///< Sequence
 };
 

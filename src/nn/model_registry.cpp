@@ -4,10 +4,15 @@
 // from_json_string / to_json_string / validate into the registry's text API.
 #include "loom/model_registry.h"
 
+#include <type_traits>
+
 #include "loom/bert.h"
+#include "loom/causal_lm.h"
 #include "loom/error.h"
 #include "loom/gpt2.h"
 #include "loom/llama.h"
+#include "loom/masked_lm.h"
+#include "loom/sequence_classifier.h"
 #include "nn/models/model_size.h"
 
 namespace loom {
@@ -29,7 +34,11 @@ void check_fits_of(const BertConfig& c, const std::string& prefix, double copies
   models::check_parameters_fit(prefix, models::bert_parameter_count(c), models::bert_size_text(c),
                                copies, why);
 }
-void check_fits_of(const LlamaConfig&, const std::string&, double, const std::string&) {}
+void check_fits_of(const LlamaConfig& c, const std::string& prefix, double copies,
+                   const std::string& why) {
+  models::check_parameters_fit(prefix, models::llama_parameter_count(c), models::llama_size_text(c),
+                               copies, why);
+}
 
 // An architecture entry for class M, registered under `name`.
 template <typename M>
@@ -39,6 +48,28 @@ ArchitectureEntry arch(std::string name, std::string task) {
       [](const std::string& json, const std::string& where) -> std::shared_ptr<PretrainedModel> {
         return std::make_shared<M>(M::Config::from_json_string(json, where));
       }};
+}
+
+// The entries per task: the task comes with its interface, checked at compile time.
+template <typename M>
+ArchitectureEntry causal_lm(std::string name) {
+  static_assert(std::is_base_of_v<CausalLM, M>, "a causal-lm class derives loom::CausalLM");
+  return arch<M>(std::move(name), kTaskCausalLM);
+}
+template <typename M>
+ArchitectureEntry masked_lm(std::string name) {
+  static_assert(std::is_base_of_v<MaskedLM, M>, "a masked-lm class derives loom::MaskedLM");
+  return arch<M>(std::move(name), kTaskMaskedLM);
+}
+template <typename M>
+ArchitectureEntry sequence_classifier(std::string name) {
+  static_assert(std::is_base_of_v<SequenceClassifier, M>,
+                "a text-classification class derives loom::SequenceClassifier");
+  return arch<M>(std::move(name), kTaskTextClassification);
+}
+template <typename M>
+ArchitectureEntry base_model(std::string name) {
+  return arch<M>(std::move(name), "");
 }
 
 // A model type whose config struct is C, with defaults from `defaults`.
@@ -78,20 +109,20 @@ C defaults() {
 // caller's static initializer can never see it half-built.
 const std::vector<ModelTypeEntry>& registry() {
   static const std::vector<ModelTypeEntry> kModelTypes = {
-      type<GPT2Config>("gpt2", defaults<GPT2Config>,
-                       {arch<GPT2LMHeadModel>("GPT2LMHeadModel", "causal-lm"),
-                        arch<GPT2Model>("GPT2Model", "")}),
-      type<BertConfig>("bert", defaults<BertConfig>,
-                       {arch<BertForMaskedLM>("BertForMaskedLM", "masked-lm"),
-                        arch<BertForSequenceClassification>("BertForSequenceClassification",
-                                                            "text-classification"),
-                        arch<BertModel>("BertModel", "")}),
-      type<LlamaConfig>("llama", defaults<LlamaConfig>,
-                        {arch<LlamaForCausalLM>("LlamaForCausalLM", "causal-lm"),
-                         arch<LlamaModel>("LlamaModel", "")}),
-      type<LlamaConfig>("qwen2", LlamaConfig::qwen2,
-                        {arch<LlamaForCausalLM>("Qwen2ForCausalLM", "causal-lm"),
-                         arch<LlamaModel>("Qwen2Model", "")}),
+      type<GPT2Config>(
+          "gpt2", defaults<GPT2Config>,
+          {causal_lm<GPT2LMHeadModel>("GPT2LMHeadModel"), base_model<GPT2Model>("GPT2Model")}),
+      type<BertConfig>(
+          "bert", defaults<BertConfig>,
+          {masked_lm<BertForMaskedLM>("BertForMaskedLM"),
+           sequence_classifier<BertForSequenceClassification>("BertForSequenceClassification"),
+           base_model<BertModel>("BertModel")}),
+      type<LlamaConfig>(
+          "llama", defaults<LlamaConfig>,
+          {causal_lm<LlamaForCausalLM>("LlamaForCausalLM"), base_model<LlamaModel>("LlamaModel")}),
+      type<LlamaConfig>(
+          "qwen2", LlamaConfig::qwen2,
+          {causal_lm<LlamaForCausalLM>("Qwen2ForCausalLM"), base_model<LlamaModel>("Qwen2Model")}),
   };
   return kModelTypes;
 }
@@ -124,6 +155,14 @@ std::vector<std::string> ModelTypeEntry::tasks() const {
 }
 
 const std::vector<ModelTypeEntry>& model_types() { return registry(); }
+
+bool serves_task(const PretrainedModel& model, const std::string& task) {
+  if (task == kTaskCausalLM) return dynamic_cast<const CausalLM*>(&model) != nullptr;
+  if (task == kTaskMaskedLM) return dynamic_cast<const MaskedLM*>(&model) != nullptr;
+  if (task == kTaskTextClassification)
+    return dynamic_cast<const SequenceClassifier*>(&model) != nullptr;
+  return task.empty();
+}
 
 std::string model_type_names() {
   std::string out;

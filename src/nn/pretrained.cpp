@@ -134,6 +134,14 @@ void check_pretrained_sizes(const std::string& dir, const BertConfig& config) {
   check_config_tensors(dir, models::bert_config_tensors(config));
 }
 
+void check_pretrained_sizes(const std::string& dir, const LlamaConfig& config) {
+  config.validate();
+  models::check_parameters_fit("[from_pretrained] " + dir + ": config.json's",
+                               models::llama_parameter_count(config),
+                               models::llama_size_text(config));
+  check_config_tensors(dir, models::llama_config_tensors(config));
+}
+
 void load_pretrained_weights(PretrainedModel& model, const std::string& dir, const Device& device,
                              const PretrainedOptions& options) {
   io::PretrainedWeights weights = io::PretrainedWeights::open(dir);

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "loom/autocast.h"
+#include "loom/causal_lm.h"
 #include "loom/lazy.h"
 #include "loom/tensorboard.h"
 #include "train/checkpoint_files.h"
@@ -21,10 +22,6 @@ namespace loom {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 // Parameters outside embedding modules (transformers' num_parameters with
 // exclude_embeddings=True; a head tied to an embedding is excluded too).
@@ -59,9 +56,10 @@ Trainer::Trainer(std::shared_ptr<PretrainedModel> model, TrainingArguments args,
   m.eval_dataset = std::move(eval_dataset);
   m.options = std::move(options);
   if (!m.options.data_collator) m.options.data_collator = std::make_shared<data::PaddingCollator>();
-  const std::string arch = m.model->architecture();
-  m.shifts_labels = m.options.loss_shifts_labels.value_or(ends_with(arch, "LMHeadModel") ||
-                                                          ends_with(arch, "ForCausalLM"));
+  // A causal LM's loss shifts its labels (loom/causal_lm.h); masked-LM and
+  // classification losses do not.
+  m.shifts_labels = m.options.loss_shifts_labels.value_or(
+      dynamic_cast<const CausalLM*>(m.model.get()) != nullptr);
   manual_seed(static_cast<uint64_t>(m.args.seed));
   m.model->to(m.device);
   m.flos_params = non_embedding_parameters(*m.model);

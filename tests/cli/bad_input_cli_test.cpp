@@ -4,6 +4,7 @@
 // allocated — or, for a batch larger than the data, one warning line. Skips
 // when the binary is not built.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -162,21 +163,70 @@ TEST_F(LoomBadInput, ModelLargerThanMemoryIsRefusedBeforeAllocating) {
 
 TEST_F(LoomBadInput, LabelsAreCheckedAgainstNumLabelsAtLoadTime) {
   const std::string valid = dir_.write("valid.csv", "sentence,label\ngood,1\nbad,0\n");
-  // A label of 10^9 would have made a 10^9-class head (6 GB).
-  const std::string big = dir_.write("big.csv", "sentence,label\ngood,1000000000\nbad,0\n");
-  CliResult r = run_loom_cli(dir_, bert_flags(big, valid));
-  expect_one_error_line(r, "--train_file '" + big + "': label 1000000000 is outside [0, 3)");
   const std::string train = dir_.write("train.csv", "sentence,label\ngood,1\nbad,0\nok,1\n");
   // -1 in the validation file failed only after training had finished.
   const std::string neg = dir_.write("neg.csv", "sentence,label\ngood,1\nbad,-1\n");
-  r = run_loom_cli(dir_, bert_flags(train, neg));
-  expect_one_error_line(r, "--validation_file '" + neg + "': label -1 is outside [0, 3)");
+  CliResult r = run_loom_cli(dir_, bert_flags(train, neg));
+  expect_one_error_line(r, "--validation_file '" + neg + "': label -1 is outside [0, 2)");
   EXPECT_EQ(r.out.find("loom train:"), std::string::npos) << "rejected before training";
   r = run_loom_cli(dir_, bert_flags(neg, valid));
   expect_one_error_line(r, "--train_file '" + neg + "': label -1 is outside");
   const std::string huge = dir_.write("huge.csv", "sentence,label\ngood,99999999999999999999\n");
   r = run_loom_cli(dir_, bert_flags(huge, valid));
   expect_one_error_line(r, "label 99999999999999999999 is beyond int64");
+}
+
+// Issue 13: integer labels had to be 0..num_labels-1 ({1, 2} or {0, 1, 5} were errors;
+// before that, a label of 10^9 made a 10^9-class head). They are now remapped as
+// run_glue's label_to_id: sorted distinct labels -> 0..n-1, kept in id2label / label2id.
+TEST_F(LoomBadInput, IntegerLabelsAreRemappedAsRunGlue) {
+  struct Case {
+    std::string train, valid;
+    nlohmann::json id2label, label2id;
+  };
+  const std::vector<Case> cases = {
+      {"good,1\nbad,2\nok,1\n", "good,2\nbad,1\n", {{"0", "1"}, {"1", "2"}}, {{"1", 0}, {"2", 1}}},
+      {"good,5\nbad,0\nok,1\n",
+       "good,1\nbad,5\n",
+       {{"0", "0"}, {"1", "1"}, {"2", "5"}},
+       {{"0", 0}, {"1", 1}, {"5", 2}}},
+      {"good,1000000000\nbad,0\n",
+       "good,0\nbad,1000000000\n",
+       {{"0", "0"}, {"1", "1000000000"}},
+       {{"0", 0}, {"1000000000", 1}}},
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    SCOPED_TRACE(cases[k].train);
+    const std::string train =
+        dir_.write("t" + std::to_string(k) + ".csv", "sentence,label\n" + cases[k].train);
+    const std::string valid =
+        dir_.write("v" + std::to_string(k) + ".csv", "sentence,label\n" + cases[k].valid);
+    fs::remove_all(dir_.sub("out"));
+    auto flags = bert_flags(train, valid);
+    flags.insert(flags.end(), {"--max_seq_length", "32"});
+    CliResult r = run_loom_cli(dir_, flags);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(dir_.sub("out/config.json"));
+    nlohmann::json cfg = nlohmann::json::parse(in);
+    EXPECT_EQ(cfg["id2label"], cases[k].id2label) << cfg.dump();
+    EXPECT_EQ(cfg["label2id"], cases[k].label2id) << cfg.dump();
+    // The fine-tuned classifier reads the same raw labels back through its id2label.
+    r = run_loom_cli(dir_, {"evaluate", "--model_name_or_path", dir_.sub("out"), "--tokenizer_name",
+                            kBertTokenizer, "--validation_file", valid, "--text_column", "sentence",
+                            "--label_column", "label", "--output_dir", dir_.sub("eval"),
+                            "--max_seq_length", "32", "--disable_tqdm"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  // A label the fine-tuned model does not know is a clear error.
+  const std::string other = dir_.write("other.csv", "sentence,label\ngood,7\n");
+  CliResult r =
+      run_loom_cli(dir_, {"evaluate", "--model_name_or_path", dir_.sub("out"), "--tokenizer_name",
+                          kBertTokenizer, "--validation_file", other, "--text_column", "sentence",
+                          "--label_column", "label", "--output_dir", dir_.sub("eval"),
+                          "--max_seq_length", "32", "--disable_tqdm"});
+  expect_one_error_line(r,
+                        "label 7 is not one of the model's integer labels (its id2label: 0, "
+                        "1000000000)");
 }
 
 TEST_F(LoomBadInput, PaddingLongerThanThePositionsIsAnError) {

@@ -5,8 +5,10 @@
 // Assumes io::read_text_lines / io::read_text_table (src/io/text_files.h) for
 // the file formats and loom::data::table_dataset for labels.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "io/text_files.h"
@@ -17,6 +19,12 @@ namespace loom::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
 
 bool is_text_file(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
@@ -151,6 +159,60 @@ void collect_labels(const data::InMemoryDataset* ds, std::set<int64_t>& ids) {
     if (e.label) ids.insert(*e.label);
 }
 
+// Class names that are integers written by remap_integer_labels ("1", "5"): the
+// labels of a classifier fine-tuned on integer labels that were not 0..n-1.
+bool integer_label_names(const std::vector<std::string>& names) {
+  if (names.empty()) return false;
+  for (const std::string& n : names) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+    if (ec != std::errc() || end != n.data() + n.size() || std::to_string(v) != n) return false;
+  }
+  return true;
+}
+
+// Rewrites every non-negative label of `ds` through `id_of` (raw label -> class id).
+void map_labels(std::shared_ptr<data::InMemoryDataset>& ds, const std::map<int64_t, int64_t>& id_of,
+                const std::vector<std::string>& names) {
+  if (!ds) return;
+  std::vector<data::Example> ex = ds->examples();
+  for (data::Example& e : ex) {
+    if (!e.label || *e.label < 0) continue;
+    auto it = id_of.find(*e.label);
+    LOOM_CHECK(it != id_of.end(), "[data] label ", *e.label,
+               " is not one of the model's integer labels (its id2label: ", join_names(names), ")");
+    e.label = it->second;
+  }
+  ds = std::make_shared<data::InMemoryDataset>(std::move(ex), names);
+}
+
+// Integer labels as run_glue's label_to_id: the sorted distinct labels become
+// class ids 0..n-1 and their decimal text the class names (config id2label /
+// label2id), so {1, 2} or {0, 1, 5} train as 2 or 3 classes. Labels already
+// 0..n-1 are kept as they are (names stay empty: LABEL_i). `given` are the
+// integer names of a fine-tuned classifier, which fix the mapping instead.
+// Negative labels (GLUE's -1 "no label") are left for check_label_range.
+void remap_integer_labels(JobData& out, const std::vector<std::string>& given,
+                          std::vector<std::string>& names) {
+  std::map<int64_t, int64_t> id_of;
+  if (!given.empty()) {
+    for (size_t i = 0; i < given.size(); ++i) id_of[std::stoll(given[i])] = static_cast<int64_t>(i);
+  } else {
+    std::set<int64_t> ids;
+    for (auto* ds : {out.train.get(), out.eval.get()}) {
+      if (!ds) continue;
+      for (const auto& e : ds->examples())
+        if (e.label && *e.label >= 0) ids.insert(*e.label);
+    }
+    if (ids.empty() || *ids.rbegin() == static_cast<int64_t>(ids.size()) - 1) return;  // 0..n-1
+    for (int64_t id : ids) id_of.emplace(id, static_cast<int64_t>(id_of.size()));
+  }
+  names.clear();
+  for (const auto& [raw, id] : id_of) names.push_back(std::to_string(raw));
+  map_labels(out.train, id_of, names);
+  map_labels(out.eval, id_of, names);
+}
+
 // Every label id of `ds` must be a class of the model: in [0, num_labels).
 void check_label_range(const data::InMemoryDataset* ds, int64_t num_labels,
                        const std::string& what) {
@@ -158,14 +220,17 @@ void check_label_range(const data::InMemoryDataset* ds, int64_t num_labels,
   for (const auto& e : ds->examples())
     LOOM_CHECK(!e.label || (*e.label >= 0 && *e.label < num_labels), "[data] ", what, ": label ",
                *e.label, " is outside [0, ", num_labels,
-               "): integer labels are class ids 0..num_labels-1, and num_labels is the number "
-               "of distinct labels (run_glue's rule)");
+               "): integer labels become class ids 0..n-1 in sorted order (run_glue's "
+               "label_to_id), and a negative label (GLUE's -1 'no label') is not a class");
 }
 
 void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan& plan,
                               const Tokenizer& tok, bool want_train, bool want_eval) {
   const bool split = want_eval && job.validation_file.empty();
-  std::vector<std::string> names = plan.label_names;
+  // A classifier fine-tuned on remapped integer labels reads its files' integers raw;
+  // remap_integer_labels maps them through its names.
+  const bool integer_names = integer_label_names(plan.label_names);
+  std::vector<std::string> names = integer_names ? std::vector<std::string>{} : plan.label_names;
   if (want_train || split) {
     data::InMemoryDataset all = classification_rows(tok, job, "train_file", job.train_file, names);
     names = all.label_names();
@@ -182,6 +247,9 @@ void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan&
         classification_rows(tok, job, "validation_file", job.validation_file, names));
     if (names.empty()) names = out.eval->label_names();
   }
+  if (names.empty()) {
+    remap_integer_labels(out, integer_names ? plan.label_names : std::vector<std::string>{}, names);
+  }
   out.label_names = names;
   // num_labels as run_glue: the number of distinct labels (of every file, so
   // a class seen only in validation still has a logit), or the names'
@@ -190,6 +258,7 @@ void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan&
   std::set<int64_t> ids;
   collect_labels(out.train.get(), ids);
   collect_labels(out.eval.get(), ids);
+  ids.erase(ids.begin(), ids.lower_bound(0));  // negative labels are errors, not classes
   out.num_labels =
       std::max<int64_t>(static_cast<int64_t>(names.size()), static_cast<int64_t>(ids.size()));
   out.num_labels = std::max(out.num_labels, plan.num_labels);

@@ -74,15 +74,18 @@ std::string default_task(const ModelTypeEntry& entry, const std::vector<std::str
   return entry.tasks().front();
 }
 
-bool is_classifier(const PretrainedConfig& cfg) {
+// A checkpoint saved from a class of the text-classification task (the registry says which).
+bool is_classifier(const ModelTypeEntry& entry, const PretrainedConfig& cfg) {
   for (const std::string& a : cfg.architectures)
-    if (a.find("ForSequenceClassification") != std::string::npos) return true;
+    if (const ArchitectureEntry* e = entry.find(a); e && e->task == kTaskTextClassification)
+      return true;
   return false;
 }
 
 // Class names of a fine-tuned classifier (not transformers' LABEL_i placeholders).
-std::vector<std::string> trained_label_names(const PretrainedConfig& cfg) {
-  bool classifier = is_classifier(cfg);
+std::vector<std::string> trained_label_names(const ModelTypeEntry& entry,
+                                             const PretrainedConfig& cfg) {
+  bool classifier = is_classifier(entry, cfg);
   std::vector<std::string> names;
   bool placeholders = true;
   for (const auto& [id, name] : cfg.id2label) {
@@ -186,8 +189,8 @@ ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer) {
   }
   LOOM_CHECK(tokenizer.vocab_size() <= vocab, "[model] the tokenizer has ", tokenizer.vocab_size(),
              " tokens but the model's vocab_size is ", vocab);
-  plan.label_names = trained_label_names(common);
-  if (is_classifier(common)) plan.num_labels = static_cast<int64_t>(common.id2label.size());
+  plan.label_names = trained_label_names(entry, common);
+  if (is_classifier(entry, common)) plan.num_labels = static_cast<int64_t>(common.id2label.size());
   return plan;
 }
 
@@ -205,7 +208,7 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
   manual_seed(seed);  // run_clm calls set_seed before building the model
   const ArchitectureEntry& arch = *model_type_entry(plan.model_type).for_task(plan.task);
   std::string config = plan.config_json;
-  if (plan.task == "text-classification") {  // the head follows the data's labels
+  if (plan.task == kTaskTextClassification) {  // the head follows the data's labels
     nlohmann::json j = nlohmann::json::parse(config);
     int64_t n =
         data.label_names.empty() ? data.num_labels : static_cast<int64_t>(data.label_names.size());
@@ -223,15 +226,24 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
     }
     config = j.dump();
   }
-  if (plan.pretrained_dir.empty()) return arch.make(config, plan.config_where);
-  model_type_entry(plan.model_type)
-      .check_pretrained(plan.pretrained_dir, config, plan.config_where);  // before allocating
   std::shared_ptr<PretrainedModel> m;
-  {
-    nn::NoInitGuard no_init;
+  if (plan.pretrained_dir.empty()) {
     m = arch.make(config, plan.config_where);
+  } else {
+    model_type_entry(plan.model_type)
+        .check_pretrained(plan.pretrained_dir, config, plan.config_where);  // before allocating
+    {
+      nn::NoInitGuard no_init;
+      m = arch.make(config, plan.config_where);
+    }
+    detail::load_pretrained_weights(*m, plan.pretrained_dir, Device("cpu"), {});
   }
-  detail::load_pretrained_weights(*m, plan.pretrained_dir, Device("cpu"), {});
+  // From here on the job talks to the task's interface (the registry guarantees it).
+  LOOM_CHECK(serves_task(*m, plan.task), "[model] ", m->architecture(),
+             " does not implement the interface of task ", plan.task);
+  if (auto* cls = dynamic_cast<SequenceClassifier*>(m.get()))
+    LOOM_CHECK(cls->num_labels() >= data.num_labels, "[model] ", m->architecture(), " has ",
+               cls->num_labels(), " labels but the data has ", data.num_labels);
   if (plan.adapter_dir.empty()) return m;
   auto lm = std::dynamic_pointer_cast<CausalLM>(m);
   LOOM_CHECK(lm != nullptr, "[model] ", plan.adapter_dir, ": a LoRA adapter needs a causal LM, ",

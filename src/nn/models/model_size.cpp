@@ -1,6 +1,6 @@
-// Parameter counts and config-set tensor shapes of GPT-2 and BERT, from the
-// module layout of transformers' modeling_gpt2.py / modeling_bert.py (which
-// loom's gpt2.cpp / bert.cpp follow name for name). See model_size.h.
+// Parameter counts and config-set tensor shapes of GPT-2, BERT and Llama, from
+// the module layout of transformers' modeling_gpt2.py / modeling_bert.py /
+// modeling_llama.py (which loom's models follow name for name). See model_size.h.
 #include "nn/models/model_size.h"
 
 #include <sstream>
@@ -43,6 +43,21 @@ double bert_parameter_count(const BertConfig& c) {
   return (v + p + t) * h + 2 * h + l * layer + (h * h + h);
 }
 
+double llama_parameter_count(const LlamaConfig& c, bool lm_head) {
+  const double v = d(c.vocab_size), h = d(c.hidden_size), l = d(c.num_hidden_layers);
+  const double i = d(c.intermediate_size);
+  // head_size() / kv_heads() without int64 products: A = heads*dim, K = kv_heads*dim.
+  const double dim = c.head_dim ? d(*c.head_dim) : h / d(c.num_attention_heads);
+  const double a = d(c.num_attention_heads) * dim, k = d(c.kv_heads()) * dim;
+  const double layer = 2 * h                                        // two RMSNorms
+                       + h * a + (c.qkv_bias() ? a : 0)             // q_proj
+                       + 2 * (h * k + (c.qkv_bias() ? k : 0))       // k_proj, v_proj
+                       + a * h + (c.o_bias() ? h : 0)               // o_proj
+                       + 3 * h * i + (c.mlp_bias ? 2 * i + h : 0);  // gate, up, down
+  const double head = lm_head && !c.tie_word_embeddings ? v * h : 0;
+  return v * h + h + l * layer + head;
+}
+
 std::string gpt2_size_text(const GPT2Config& c) {
   std::ostringstream s;
   s << "n_layer " << c.n_layer << ", n_embd " << c.n_embd << ", n_inner "
@@ -57,6 +72,15 @@ std::string bert_size_text(const BertConfig& c) {
     << ", intermediate_size " << c.intermediate_size << ", max_position_embeddings "
     << c.max_position_embeddings << ", vocab_size " << c.vocab_size << ", type_vocab_size "
     << c.type_vocab_size;
+  return s.str();
+}
+
+std::string llama_size_text(const LlamaConfig& c) {
+  std::ostringstream s;
+  s << "num_hidden_layers " << c.num_hidden_layers << ", hidden_size " << c.hidden_size
+    << ", intermediate_size " << c.intermediate_size << ", num_attention_heads "
+    << c.num_attention_heads << ", num_key_value_heads " << c.kv_heads() << ", vocab_size "
+    << c.vocab_size;
   return s.str();
 }
 
@@ -92,6 +116,20 @@ std::vector<ConfigTensor> bert_config_tensors(const BertConfig& c) {
            "type_vocab_size, hidden_size"},
           {"encoder.layer.0.attention.self.query.weight", {h, h}, "hidden_size"},
           {"encoder.layer.0.intermediate.dense.weight",
+           {c.intermediate_size, h},
+           "intermediate_size, hidden_size"}};
+}
+
+std::vector<ConfigTensor> llama_config_tensors(const LlamaConfig& c) {
+  const int64_t h = c.hidden_size, dim = c.head_size();
+  return {{"embed_tokens.weight", {c.vocab_size, h}, "vocab_size, hidden_size"},
+          {"layers.0.self_attn.q_proj.weight",
+           {c.num_attention_heads * dim, h},
+           "num_attention_heads, head_dim, hidden_size"},
+          {"layers.0.self_attn.k_proj.weight",
+           {c.kv_heads() * dim, h},
+           "num_key_value_heads, head_dim, hidden_size"},
+          {"layers.0.mlp.gate_proj.weight",
            {c.intermediate_size, h},
            "intermediate_size, hidden_size"}};
 }

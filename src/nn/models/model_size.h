@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/config.h"
+#include "loom/llama_config.h"
 #include "loom/shape.h"
 
 namespace loom::models {
@@ -22,9 +23,15 @@ double gpt2_parameter_count(const GPT2Config& c);
 /// (V + P + T)*H + 2H + L*(4(H*H + H) + 4H + (H*I + I) + (I*H + H)) + H*H + H.
 double bert_parameter_count(const BertConfig& c);
 
+/// Parameters of LlamaModel for `c` (transformers' modeling_llama.py layout), plus the
+/// untied lm_head when `lm_head` and !tie_word_embeddings. With A = heads*head_dim,
+/// K = kv_heads*head_dim: V*H + H + L*(2H + H*A + 2*H*K + A*H + 3*H*I [+ biases]).
+double llama_parameter_count(const LlamaConfig& c, bool lm_head = true);
+
 /// "n_layer 2000, n_embd 64, ..." — the sizes that make up the count.
 std::string gpt2_size_text(const GPT2Config& c);
 std::string bert_size_text(const BertConfig& c);
+std::string llama_size_text(const LlamaConfig& c);
 
 /// Throws loom::Error "<prefix> <sizes> make <N> parameters: <bytes> as f32
 /// [x copies (<why>)], more than the <M> of memory available (<source>);
@@ -43,5 +50,6 @@ struct ConfigTensor {
 };
 std::vector<ConfigTensor> gpt2_config_tensors(const GPT2Config& c);
 std::vector<ConfigTensor> bert_config_tensors(const BertConfig& c);
+std::vector<ConfigTensor> llama_config_tensors(const LlamaConfig& c);
 
 }  // namespace loom::models

@@ -1,12 +1,13 @@
 // LlamaConfig (loom/llama_config.h): transformers' configuration_llama.py /
-// configuration_qwen2.py field names and defaults. kLlamaFields is the one
-// list of plain fields: reading, writing and hence --config_overrides come
-// from it; the rope entry (an object in two historical forms) is handled
-// beside it (transformers' modeling_rope_utils.py).
+// configuration_qwen2.py field names and defaults. llama_fields() is the one
+// list of plain fields (io/config_fields.h, as GPT-2's and BERT's): reading,
+// writing, the per-field checks and hence --config_overrides come from it; the rope entry (an
+// object in two historical forms) is handled beside it (transformers' modeling_rope_utils.py).
 #include "loom/llama_config.h"
 
 #include <cmath>
 
+#include "io/config_fields.h"
 #include "io/config_json.h"
 #include "loom/error.h"
 
@@ -14,20 +15,30 @@ namespace loom {
 
 using nlohmann::json;
 
-// X(field): every plain field of LlamaConfig, under its config.json name.
-#define LOOM_LLAMA_FIELDS(X)                                                                    \
-  X(vocab_size)                                                                                 \
-  X(hidden_size)                                                                                \
-  X(intermediate_size) X(num_hidden_layers) X(num_attention_heads) X(num_key_value_heads)       \
-      X(head_dim) X(hidden_act) X(max_position_embeddings) X(initializer_range) X(rms_norm_eps) \
-          X(attention_bias) X(attention_dropout) X(mlp_bias)
-
 namespace {
 
-json to_json_value(const std::optional<int64_t>& v) { return io::optional_json(v); }
-template <typename T>
-json to_json_value(const T& v) {
-  return v;
+// The one list of LlamaConfig's plain fields (io/config_fields.h); rope_theta and the
+// rope entry are read and written beside it (two historical forms).
+const std::vector<io::ConfigField<LlamaConfig>>& llama_fields() {
+  using F = io::FieldRule;
+  using C = LlamaConfig;
+  static const std::vector<io::ConfigField<C>> kFields = {
+      {{"vocab_size"}, &C::vocab_size, F::kSize},
+      {{"hidden_size"}, &C::hidden_size, F::kSize},
+      {{"intermediate_size"}, &C::intermediate_size, F::kSize},
+      {{"num_hidden_layers"}, &C::num_hidden_layers, F::kSize},
+      {{"num_attention_heads"}, &C::num_attention_heads, F::kSize},
+      {{"num_key_value_heads"}, &C::num_key_value_heads, F::kSize},
+      {{"head_dim"}, &C::head_dim, F::kSize},
+      {{"hidden_act"}, &C::hidden_act},
+      {{"max_position_embeddings"}, &C::max_position_embeddings, F::kSize},
+      {{"initializer_range"}, &C::initializer_range},
+      {{"rms_norm_eps"}, &C::rms_norm_eps, F::kPositive},
+      {{"attention_bias"}, &C::attention_bias},
+      {{"attention_dropout"}, &C::attention_dropout},
+      {{"mlp_bias"}, &C::mlp_bias},
+  };
+  return kFields;
 }
 
 double number(const json& j, const std::string& key, const std::string& where, double fallback) {
@@ -69,10 +80,6 @@ json rope_json(const RopeScaling& r) {
   return j;
 }
 
-void check_size(const char* field, int64_t v) {
-  LOOM_CHECK(v >= 1, "[LlamaConfig] ", field, " must be >= 1, got ", v);
-}
-
 }  // namespace
 
 LlamaConfig::LlamaConfig() {
@@ -95,21 +102,15 @@ LlamaConfig LlamaConfig::qwen2() {
 }
 
 void LlamaConfig::validate() const {
-  check_size("vocab_size", vocab_size);
-  check_size("hidden_size", hidden_size);
-  check_size("intermediate_size", intermediate_size);
-  check_size("num_hidden_layers", num_hidden_layers);
-  check_size("num_attention_heads", num_attention_heads);
-  check_size("num_key_value_heads", kv_heads());
-  check_size("head_dim", head_size());
-  check_size("max_position_embeddings", max_position_embeddings);
+  io::validate_config_fields("LlamaConfig", *this, llama_fields());
+  // The derived head size (hidden_size / heads) when head_dim is absent.
+  io::check_field_rule("LlamaConfig", "head_dim", io::FieldRule::kSize, head_size());
   LOOM_CHECK(num_attention_heads % kv_heads() == 0, "[LlamaConfig] num_attention_heads ",
              num_attention_heads, " is not divisible by num_key_value_heads ", kv_heads());
   LOOM_CHECK(head_dim || hidden_size % num_attention_heads == 0, "[LlamaConfig] hidden_size ",
              hidden_size, " is not divisible by num_attention_heads ", num_attention_heads);
   LOOM_CHECK(head_size() % 2 == 0, "[LlamaConfig] head_dim ", head_size(),
              " must be even (rotary embeddings rotate pairs)");
-  LOOM_CHECK(rms_norm_eps > 0, "[LlamaConfig] rms_norm_eps must be > 0, got ", rms_norm_eps);
   LOOM_CHECK(rope_theta > 0, "[LlamaConfig] rope_theta must be > 0, got ", rope_theta);
   LOOM_CHECK(attention_dropout == 0, "[LlamaConfig] attention_dropout ", attention_dropout,
              " is not supported (only 0.0)");
@@ -158,9 +159,7 @@ LlamaConfig LlamaConfig::from_json_string(const std::string& text, const std::st
   io::ConfigReader r(std::move(object), where);
   r.get_common(c, type);
   r.get({"rope_theta"}, c.rope_theta);
-#define LOOM_READ(field) r.get({#field}, c.field);
-  LOOM_LLAMA_FIELDS(LOOM_READ)
-#undef LOOM_READ
+  io::read_config_fields(r, c, llama_fields());
   r.keep_rest(c);
   return c;
 }
@@ -171,9 +170,7 @@ LlamaConfig LlamaConfig::from_json_file(const std::string& path) {
 
 std::string LlamaConfig::to_json_string() const {
   json j = io::common_to_json(*this);
-#define LOOM_WRITE(field) j[#field] = to_json_value(field);
-  LOOM_LLAMA_FIELDS(LOOM_WRITE)
-#undef LOOM_WRITE
+  io::write_config_fields(j, *this, llama_fields());
   if (model_type == "qwen2") j.erase("attention_bias");  // structural in Qwen2
   // transformers reads a null head_dim as None (Qwen2Attention then fails):
   // leave it out when it is derived; write the key/value head count resolved.
