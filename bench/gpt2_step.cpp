@@ -50,6 +50,7 @@
 #include "loom/lazy.h"
 #include "loom/llama.h"
 #include "loom/metrics.h"
+#include "loom/omp_env.h"
 #include "loom/optim.h"
 #include "loom/parallel.h"
 #include "loom/tensor.h"
@@ -62,9 +63,9 @@ using bench::Result;
 
 Options defaults() {
   Options o;
-  o.ints = {{"n_layer", 2}, {"n_embd", 128}, {"n_head", 4},  {"block_size", 64}, {"batch_size", 4},
-            {"threads", 2}, {"steps", 5},    {"warmup", 2},  {"loom_eager", 1},  {"peer", 1},
-            {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}, {"llama", 0}, {"n_kv_head", 0}};
+  o.ints = {{"n_layer", 2}, {"n_embd", 128}, {"n_head", 4},   {"block_size", 64}, {"batch_size", 4},
+            {"threads", 2}, {"steps", 5},    {"warmup", 2},   {"loom_eager", 1},  {"peer", 1},
+            {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}, {"llama", 0},       {"n_kv_head", 0}};
   return o;
 }
 
@@ -145,7 +146,8 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     std::snprintf(buf, sizeof(buf),
                   "trace+launch %.1f ms of the step (median); planned peak %.1f MB (largest "
                   "executable: arena + undonated outputs)",
-                  bench::median(trace), loom::metrics::max_planned_peak_bytes() / (1024.0 * 1024.0));
+                  bench::median(trace),
+                  loom::metrics::max_planned_peak_bytes() / (1024.0 * 1024.0));
     r.note = buf;
   }
   return r;
@@ -166,9 +168,11 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  loom::apply_omp_env_defaults(argv);  // as the loom CLI: loom's OpenMP spin limit
   Options o = bench::parse(argc, argv, defaults(), "bench_gpt2_step");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected to a file
   loom::set_num_threads(o.get("threads"));
+  std::printf("%s\n", bench::omp_wait_line().c_str());
   if (!o.get("fused_ce")) setenv("LOOM_FUSED_CE_MIN_CLASSES", "1000000000", 1);
   std::printf(
       "gpt2_step: n_layer=%d n_embd=%d n_head=%d block_size=%d batch_size=%d vocab=50257 "

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "core/edit_distance.h"
 #include "loom/error.h"
+#include "loom/omp_env.h"
 
 #ifndef LOOM_VERSION
 #error "LOOM_VERSION must be defined by the build"
@@ -56,6 +57,7 @@ std::string missing_subcommand_message(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  loom::apply_omp_env_defaults(argv);  // OpenMP spin limit, unless the user set one (docs/)
   CLI::App app{"loom: train and fine-tune Transformer models with lazy tensors", "loom"};
   app.set_version_flag("--version", std::string("loom ") + LOOM_VERSION);
   app.require_subcommand(0, 1);
