@@ -28,6 +28,7 @@
 #include "loom/bert.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
+#include "loom/omp_env.h"
 #include "loom/optim.h"
 #include "loom/parallel.h"
 #include "loom/tensor.h"
@@ -130,9 +131,11 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  loom::apply_omp_env_defaults(argv);  // as the loom CLI: loom's OpenMP spin limit
   Options o = bench::parse(argc, argv, defaults(), "bench_bert_step");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   loom::set_num_threads(o.get("threads"));
+  std::printf("%s\n", bench::omp_wait_line().c_str());
   std::printf(
       "bert_step: BertForSequenceClassification n_layer=%d hidden=%d n_head=%d batch=%d x %d "
       "(padded) threads=%d steps=%d warmup=%d dropout=%.2f bf16=%d\n",

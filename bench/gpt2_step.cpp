@@ -46,6 +46,7 @@
 #include "loom/gpt2.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
+#include "loom/omp_env.h"
 #include "loom/optim.h"
 #include "loom/parallel.h"
 #include "loom/tensor.h"
@@ -149,9 +150,11 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  loom::apply_omp_env_defaults(argv);  // as the loom CLI: loom's OpenMP spin limit
   Options o = bench::parse(argc, argv, defaults(), "bench_gpt2_step");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows when redirected to a file
   loom::set_num_threads(o.get("threads"));
+  std::printf("%s\n", bench::omp_wait_line().c_str());
   if (!o.get("fused_ce")) setenv("LOOM_FUSED_CE_MIN_CLASSES", "1000000000", 1);
   std::printf(
       "gpt2_step: n_layer=%d n_embd=%d n_head=%d block_size=%d batch_size=%d vocab=50257 "

@@ -2,11 +2,12 @@
 // bert_step) share: integer flags, process CPU time, minor page faults, peak
 // RSS (VmHWM, resettable), the result table and running a Python peer with
 // its best set-up in its own process (OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE
-// unset, OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS =
-// --threads). A peer prints any lines it likes (echoed with "  peer| ") and
-// ends with one JSON line: median_ms, median_cpu_ms, first_step_ms,
-// median_minor_faults, peak_rss_mb, loss_first, loss_last, torch, note.
-// Header-only; Linux (/proc/self).
+// and loom's GOMP_SPINCOUNT default (loom/omp_env.h) unset,
+// OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS = --threads).
+// A peer prints any lines it likes (echoed with "  peer| ") and ends with one
+// JSON line: median_ms, median_cpu_ms, first_step_ms, median_minor_faults,
+// peak_rss_mb, loss_first, loss_last, torch, note. Header-only; Linux
+// (/proc/self).
 #pragma once
 
 #include <sys/resource.h>
@@ -143,6 +144,18 @@ inline std::string repo_root() {
 #endif
 }
 
+/// "openmp wait: ..." — the OpenMP spin setting loom's process runs with.
+inline std::string omp_wait_line() {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  std::string line = "openmp wait (loom): ";
+  if (policy) line += std::string("OMP_WAIT_POLICY=") + policy + " ";
+  if (spin) line += std::string("GOMP_SPINCOUNT=") + spin + " ";
+  if (!policy && !spin) line += "libgomp default (spin 300000) ";
+  if (std::getenv("LOOM_OMP_ENV_APPLIED")) line += "(set by loom)";
+  return line;
+}
+
 /// Runs `python3 bench/<script> <args>` with the peer set-up for `threads`;
 /// echoes its lines and returns its result named `name`, or nullopt (with a
 /// message) when it fails or torch is missing.
@@ -150,7 +163,8 @@ inline std::optional<Result> run_peer(const std::string& script, const std::stri
                                       int threads, const std::string& name) {
   const std::string n = std::to_string(threads);
   std::string cmd =
-      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_WAIT_POLICY=PASSIVE "
+      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u GOMP_SPINCOUNT -u LOOM_OMP_ENV_APPLIED "
+      "OMP_WAIT_POLICY=PASSIVE "
       "OMP_NUM_THREADS=" +
       n + " MKL_NUM_THREADS=" + n + " python3 '" + repo_root() + "/bench/" + script + "' " + args +
       " 2>&1";

@@ -58,6 +58,8 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
       program_(std::move(program)),
       plan_(compiler::memory::plan_memory(*program_)) {
   for (Placement p : plan_.placement) needs_arena_ = needs_arena_ || p == Placement::arena;
+  skip_.assign(program_->steps.size(), false);
+  for (int s : plan_.alias_steps) skip_[s] = true;
 }
 
 void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable) {
@@ -105,7 +107,8 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
     else if (own[v])
       ptr_[v] = own[v]->data();
   }
-  for (const compiler::Step& step : program_->steps) launch(step, ptr_);
+  for (size_t s = 0; s < program_->steps.size(); ++s)
+    if (!skip_[s]) launch(program_->steps[s], ptr_);
   backend_.stream().synchronize();
   std::vector<BufferPtr> outputs;
   outputs.reserve(g.outputs.size());

@@ -58,7 +58,8 @@ class Executable {
   compiler::memory::MemoryPlan plan_;
   std::mutex mu_;
   bool needs_arena_ = false;  // some value lives in the arena (maybe 0 bytes)
-  std::vector<void*> ptr_;  // per value, rebuilt each run
+  std::vector<bool> skip_;    // per step: an alias of the memory plan, not launched
+  std::vector<void*> ptr_;    // per value, rebuilt each run
 };
 
 /// Frees every backend's shared arena (the next run allocates it anew, and

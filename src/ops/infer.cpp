@@ -279,8 +279,12 @@ TensorType infer_attention(const Types& in, const Attrs& a) {
       to_string(k.shape), ", ", to_string(v.shape));
   size_t r = q.shape.size();
   bool ok = q.shape[r - 1] == k.shape[r - 1] && k.shape[r - 2] == v.shape[r - 2];
-  for (size_t d = 0; d + 2 < r; ++d)
-    ok = ok && q.shape[d] == k.shape[d] && q.shape[d] == v.shape[d];
+  for (size_t d = 0; d + 2 < r; ++d) {
+    ok = ok && k.shape[d] == v.shape[d];
+    // Grouped-query attention: dim -3 (heads) of k, v may divide q's.
+    bool heads = d + 3 == r && k.shape[d] > 0 && q.shape[d] % k.shape[d] == 0;
+    ok = ok && (q.shape[d] == k.shape[d] || heads);
+  }
   LOOM_CHECK(ok && k.dtype == q.dtype && v.dtype == q.dtype, "[attention] shapes q ",
              to_string(q.shape), ", k ", to_string(k.shape), ", v ", to_string(v.shape),
              " do not match");

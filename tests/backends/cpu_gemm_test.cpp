@@ -123,6 +123,45 @@ TEST(CpuAttention, CausalScaleAndShapes) {
     for (DType dt : {DType::f32, DType::bf16}) check_attention(c, nullptr, dt, "attention");
 }
 
+TEST(CpuAttention, GroupedQueryHeadsReadSharedKeyValueHeads) {
+  // q heads 6 (and 4) over kv heads 2 (and 1); bf16 as well.
+  const AttentionCase kCases[] = {
+      {{2, 6, 5, 8}, {2, 2, 5, 8}, {2, 2, 5, 8}, false, 0},
+      {{2, 6, 40, 8}, {2, 2, 40, 8}, {2, 2, 40, 4}, true, 0},
+      {{1, 4, 3, 8}, {1, 1, 7, 8}, {1, 1, 7, 8}, true, 0.5},
+      {{3, 2, 4}, {3, 7, 4}, {3, 7, 4}, false, 0},  // rank 3: dim -3 is the batch, equal
+  };
+  for (const AttentionCase& c : kCases)
+    for (DType dt : {DType::f32, DType::bf16}) check_attention(c, nullptr, dt, "gqa");
+  AttentionCase c{{2, 6, 40, 8}, {2, 3, 40, 8}, {2, 3, 40, 8}, true, 0};
+  Operand padding = random_operand({2, 1, 1, 40}, DType::boolean, 54);
+  check_attention(c, &padding, DType::f32, "gqa + padding mask");
+}
+
+// The oracle itself: grouped heads give what repeating k, v (transformers'
+// repeat_kv) gives, exactly.
+TEST(CpuAttention, ReferenceGroupedHeadsEqualRepeatedHeads) {
+  Operand q = random_operand({2, 6, 5, 4}, DType::f32, 61, -1, 1);
+  Operand k = random_operand({2, 2, 7, 4}, DType::f32, 62, -1, 1);
+  Operand v = random_operand({2, 2, 7, 3}, DType::f32, 63, -1, 1);
+  auto repeat = [](const Operand& x) {  // [2, 2, S, D] -> [2, 6, S, D]
+    int64_t s = x.type.shape[2], d = x.type.shape[3];
+    std::vector<double> out;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t h = 0; h < 6; ++h)
+        for (int64_t i = 0; i < s * d; ++i)
+          out.push_back(load_as_double(x.buffer->data(), DType::f32, (b * 2 + h / 3) * s * d + i));
+    return operand_of(out, {2, 6, s, d}, DType::f32);
+  };
+  ops::Attrs a;
+  a.causal = true;
+  const backends::Backend& ref = backends::reference_backend();
+  std::vector<double> grouped = run_on(ref, OpKind::k_attention, a, {q, k, v});
+  std::vector<double> repeated = run_on(ref, OpKind::k_attention, a, {q, repeat(k), repeat(v)});
+  ASSERT_EQ(grouped.size(), repeated.size());
+  for (size_t i = 0; i < grouped.size(); ++i) ASSERT_EQ(grouped[i], repeated[i]) << "at " << i;
+}
+
 TEST(CpuAttention, BoolAndFloatMasks) {
   AttentionCase c{{2, 3, 40, 8}, {2, 3, 40, 8}, {2, 3, 40, 8}, false, 0};
   for (bool causal : {false, true}) {

@@ -14,11 +14,11 @@
 #include <optional>
 #include <sstream>
 
-#include "common/scoped_env.h"
-#include "compiler/run_graph.h"
 #include "backends/cpu_test_util.h"
+#include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "compiler/pass.h"
+#include "compiler/run_graph.h"
 #include "lazy/lazy_test_util.h"
 #include "loom/error.h"
 #include "ops/compare.h"
@@ -176,6 +176,13 @@ TEST(Decompose, AttentionNumerics) {
   Operand k0 = cpu_test::random_operand({2, 0, 8}, DType::bf16, 15);
   Operand v0 = cpu_test::random_operand({2, 0, 5}, DType::bf16, 16);
   expect_decomposition_matches(OpKind::k_attention, a, {qb, k0, v0}, "no keys: zeros");
+  // Grouped-query attention: 6 q heads over 2 kv heads (k, v repeated).
+  Operand qg = cpu_test::random_operand({2, 6, 4, 8}, DType::f32, 17);
+  Operand kg = cpu_test::random_operand({2, 2, 6, 8}, DType::f32, 18);
+  Operand vg = cpu_test::random_operand({2, 2, 6, 5}, DType::f32, 19);
+  expect_decomposition_matches(OpKind::k_attention, a, {qg, kg, vg}, "gqa causal");
+  a.causal = false;
+  expect_decomposition_matches(OpKind::k_attention, a, {qg, kg, vg, bool_mask}, "gqa bool mask");
 }
 
 TEST(Decompose, EnvListsForcedOps) {

@@ -8,10 +8,13 @@
 #include <random>
 #include <vector>
 
+#include "backends/backend.h"
+#include "backends/executable.h"
 #include "compiler/memory/arena.h"
 #include "compiler/memory/plan.h"
 #include "compiler/program.h"
 #include "ir/graph.h"
+#include "run_graph.h"
 
 namespace loom::compiler::memory {
 namespace {
@@ -171,6 +174,70 @@ TEST(MemoryPlan, NoDonationOfAnInputStillReadAfterTheOutputIsWritten) {
   EXPECT_EQ(m.donor[2], -1);
   EXPECT_EQ(m.donor[3], -1) << "a matmul may not write over its own operand %0";
   EXPECT_EQ(m.donated_to[1], -1);
+}
+
+TEST(MemoryPlan, ReshapeOfAnIntermediateIsAnAliasNotACopy) {
+  // %3 = reshape(%2) shares %2's bytes and runs no kernel; %2's buffer now
+  // lives until %3's last read (step of %5), so %4 (exp of %2, fused, %2's
+  // last direct read) may not write over it in place.
+  Program p = lowered(
+      "graph(%0: f32[8,16], %1: f32[16,16]) {\n"
+      "  %2 = matmul(%0, %1) : f32[8,16]\n"
+      "  %3 = reshape(%2) shape=[2,4,16] : f32[2,4,16]\n"
+      "  %4 = exp(%2) : f32[8,16]\n"
+      "  %5 = matmul(%3, %1) : f32[2,4,16]\n"
+      "  %6 = matmul(%4, %1) : f32[8,16]\n"
+      "  return (%5, %6)\n"
+      "}\n");
+  MemoryPlan m = plan_memory(p);
+  ASSERT_EQ(m.alias_steps.size(), 1u);
+  EXPECT_EQ(p.steps[m.alias_steps[0]].outputs[0], 3);
+  EXPECT_EQ(m.offset[3], m.offset[2]);
+  EXPECT_TRUE(m.in_place.empty()) << "exp(%2) may not overwrite bytes %3 still reads";
+  EXPECT_NE(m.offset[4], m.offset[2]);
+}
+
+TEST(MemoryPlan, ReshapeOfAGraphInputOrIntoAnOutputIsStillACopy) {
+  Program p = lowered(
+      "graph(%0: f32[8,16], %1: f32[16,16]) {\n"
+      "  %2 = reshape(%0) shape=[128] : f32[128]\n"
+      "  %3 = matmul(%0, %1) : f32[8,16]\n"
+      "  %4 = reshape(%3) shape=[2,64] : f32[2,64]\n"
+      "  return (%2, %4)\n"
+      "}\n");
+  EXPECT_TRUE(plan_memory(p).alias_steps.empty());
+}
+
+TEST(MemoryPlan, AliasedReshapesGiveTheUnplannedResults) {
+  // Run through the cpu backend's Executable (plan, aliases, in-place) and
+  // op by op with a buffer per value: the numbers must agree exactly.
+  ir::Graph g = ir::parse(
+      "graph(%0: f32[8,16], %1: f32[16,16]) {\n"
+      "  %2 = matmul(%0, %1) : f32[8,16]\n"
+      "  %3 = reshape(%2) shape=[2,4,16] : f32[2,4,16]\n"
+      "  %4 = reshape(%3) shape=[128] : f32[128]\n"
+      "  %5 = exp(%2) : f32[8,16]\n"
+      "  %6 = add(%5, %2) : f32[8,16]\n"
+      "  %7 = matmul(%3, %1) : f32[2,4,16]\n"
+      "  %8 = sum(%4) : f32[]\n"
+      "  %9 = matmul(%6, %1) : f32[8,16]\n"
+      "  return (%7, %8, %9)\n"
+      "}\n");
+  std::vector<cpu_test::Operand> in = {cpu_test::random_operand({8, 16}, DType::f32, 1, -1, 1),
+                                       cpu_test::random_operand({16, 16}, DType::f32, 2, -1, 1)};
+  const backends::Backend& cpu = backends::cpu_backend();
+  auto want = testing::run_graph(cpu, g, in);
+  auto program = std::make_shared<const Program>(lower(g, true));
+  auto exe = cpu.compile(program);
+  EXPECT_EQ(exe->plan().alias_steps.size(), 2u);
+  auto outs = exe->run({in[0].buffer, in[1].buffer}, {false, false});
+  ASSERT_EQ(outs.size(), want.size());
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const ops::TensorType& t = g.type_of(g.outputs[o]);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      ASSERT_EQ(load_as_double(outs[o]->data(), t.dtype, i), want[o][i])
+          << "output " << o << " at " << i;
+  }
 }
 
 }  // namespace

@@ -70,6 +70,11 @@ TEST(Misuse, MismatchedShapes) {
         scaled_dot_product_attention(f32({2, 3, 4}), f32({2, 5, 3}), f32({2, 5, 4}));
       },
       "[attention] shapes q [2,3,4], k [2,5,3], v [2,5,4] do not match");
+  expect_error(  // kv heads (3) must divide the q heads (4)
+      [] {
+        scaled_dot_product_attention(f32({1, 4, 2, 8}), f32({1, 3, 2, 8}), f32({1, 3, 2, 8}));
+      },
+      "[attention] shapes q [1,4,2,8], k [1,3,2,8], v [1,3,2,8] do not match");
   expect_error(
       [] {
         index_add(f32({5, 3}), 0, i64({2}), f32({2, 4}));

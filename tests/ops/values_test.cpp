@@ -139,6 +139,35 @@ TEST(OpValues, AttentionDecompositionMatchesKernel) {
   }
 }
 
+// Grouped-query attention (k, v with fewer heads) against transformers'
+// repeat_kv written out with expand: values and every gradient (k's and v's
+// sum over their group of q heads), on both eager backends.
+TEST(OpValues, GroupedQueryAttentionEqualsRepeatedKeyValues) {
+  for (const Device& d : kDevices) {
+    SCOPED_TRACE(d.str());
+    manual_seed(7);
+    Tensor q0 = randn({2, 4, 5, 3}, DType::f32, d), k0 = randn({2, 2, 5, 3}, DType::f32, d);
+    Tensor v0 = randn({2, 2, 5, 3}, DType::f32, d), g = randn({2, 4, 5, 3}, DType::f32, d);
+    auto run = [&](bool repeat, std::vector<Tensor>* grads) {
+      Tensor q = q0.detach().requires_grad_(), k = k0.detach().requires_grad_();
+      Tensor v = v0.detach().requires_grad_();
+      auto rep = [&](const Tensor& x) {
+        if (!repeat) return x;
+        return reshape(expand(reshape(x, {2, 2, 1, 5, 3}), {2, 2, 2, 5, 3}), {2, 4, 5, 3});
+      };
+      Tensor out = scaled_dot_product_attention(q, rep(k), rep(v), Tensor(), true);
+      out.backward(g);
+      *grads = {q.grad(), k.grad(), v.grad()};
+      return out;
+    };
+    std::vector<Tensor> grouped_grads, repeated_grads;
+    Tensor grouped = run(false, &grouped_grads), repeated = run(true, &repeated_grads);
+    EXPECT_TRUE(all_close(grouped, repeated, 1e-6, 1e-7));
+    for (int i = 0; i < 3; ++i)
+      EXPECT_TRUE(all_close(grouped_grads[i], repeated_grads[i], 1e-5, 1e-6)) << "grad " << i;
+  }
+}
+
 TEST(OpValues, ReductionsWithTiesNaNAndEmpty) {
   for (const Device& d : kDevices) {
     SCOPED_TRACE(d.str());

@@ -1,8 +1,10 @@
 // `loom info`: prints the version and how this binary was built, so a bug
 // report or a benchmark result can say exactly what ran. Reads only
-// compile-time facts and the OpenMP runtime; touches no files.
+// compile-time facts, the OpenMP runtime and its environment; touches no
+// files.
 #include <omp.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -10,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "loom/omp_env.h"
 
 namespace loom::cli {
 namespace {
@@ -30,6 +33,16 @@ constexpr bool built_with_asan() {
 #endif
 }
 
+// How OpenMP's idle threads wait in this process (loom/omp_env.h:
+// apply_omp_env_defaults): the variables in effect and who set them.
+std::string openmp_wait() {
+  std::string s;
+  for (const char* name : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"})
+    if (const char* v = std::getenv(name)) s += std::string(s.empty() ? "" : " ") + name + "=" + v;
+  if (s.empty()) return "libgomp default";
+  return s + (std::getenv(kOmpEnvAppliedVar) ? " (loom's default)" : " (set by the user)");
+}
+
 void print_info() {
   std::cout << "loom " << LOOM_VERSION << "\n"
 #if defined(__clang__)
@@ -46,6 +59,7 @@ void print_info() {
 #endif
             << "address sanitizer: " << (built_with_asan() ? "on" : "off") << "\n"
             << "openmp threads: " << omp_get_max_threads() << "\n"
+            << "openmp wait: " << openmp_wait() << "\n"
             << "hardware threads: " << std::thread::hardware_concurrency() << "\n"
             << "devices: cpu\n";
 }

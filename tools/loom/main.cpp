@@ -16,6 +16,7 @@
 #include "core/edit_distance.h"
 #include "loom/dist.h"
 #include "loom/error.h"
+#include "loom/omp_env.h"
 
 #ifndef LOOM_VERSION
 #error "LOOM_VERSION must be defined by the build"
@@ -65,6 +66,7 @@ void end_other_ranks(int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  loom::apply_omp_env_defaults(argv);  // OpenMP spin limit, unless the user set one (docs/)
   CLI::App app{"loom: train and fine-tune Transformer models with lazy tensors", "loom"};
   app.set_version_flag("--version", std::string("loom ") + LOOM_VERSION);
   app.require_subcommand(0, 1);

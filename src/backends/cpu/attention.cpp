@@ -6,7 +6,8 @@
 // batch item; each task computes its score block with a GEMM, the softmax
 // rows in place, and its output block with a second GEMM, so the full
 // [T, S] score matrix never exists. Causal tasks skip keys past their last
-// row (their weights are exactly 0).
+// row (their weights are exactly 0). k and v may have fewer heads than q
+// (grouped-query attention): a group of q heads reads one k/v head in place.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -89,6 +90,9 @@ void cpu_attention(const OpCall& call) {
   float scale =
       static_cast<float>(call.attrs->scalar != 0 ? call.attrs->scalar : 1.0 / std::sqrt(double(d)));
   bool causal = call.attrs->causal;
+  // Grouped-query attention: q batch item b reads k/v item b / group (ops.def).
+  int64_t kv_heads = r >= 3 ? call.inputs[1].type.shape[r - 3] : 1;
+  int64_t group = r >= 3 && kv_heads > 0 ? std::max<int64_t>(1, qs[r - 3] / kv_heads) : 1;
   F32Input q(call.inputs[0]), k(call.inputs[1]), v(call.inputs[2]);
   F32Output out(call.output);
   bool has_mask = call.inputs.size() == 4;
@@ -114,8 +118,8 @@ void cpu_attention(const OpCall& call) {
           bool attended[kRows];
           if (keys > 0) {
             const float* qb = q.data() + (b * t_len + i0) * d;
-            sgemm(false, true, rows, keys, d, scale, qb, d, k.data() + b * s_len * d, d, 0.0f,
-                  scores.data(), keys);
+            sgemm(false, true, rows, keys, d, scale, qb, d, k.data() + (b / group) * s_len * d, d,
+                  0.0f, scores.data(), keys);
           }
           for (int64_t i = 0; i < rows; ++i) {
             int64_t moff = has_mask ? mask.batch_offset[b] + (i0 + i) * mask.row_stride : 0;
@@ -124,7 +128,7 @@ void cpu_attention(const OpCall& call) {
           }
           if (keys > 0)
             sgemm(false, false, rows, dv, keys, 1.0f, scores.data(), keys,
-                  v.data() + b * s_len * dv, dv, 0.0f, ob, dv);
+                  v.data() + (b / group) * s_len * dv, dv, 0.0f, ob, dv);
           for (int64_t i = 0; i < rows; ++i)
             if (!attended[i]) std::fill(ob + i * dv, ob + (i + 1) * dv, 0.0f);
         }

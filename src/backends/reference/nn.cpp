@@ -5,6 +5,7 @@
 // scaled-dot-product attention (Vaswani et al. 2017; causal mask aligned top
 // left as torch's is_causal; bool mask true = attend, float mask added; a row
 // with nothing to attend gives zeros).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -82,6 +83,11 @@ void ref_attention(const OpCall& c) {
   int64_t t_len = qs[r - 2], d = qs[r - 1];
   int64_t s_len = c.inputs[1].type.shape[r - 2], dv = c.inputs[2].type.shape[r - 1];
   int64_t batch = t_len * d == 0 ? 0 : c.inputs[0].type.numel() / (t_len * d);
+  // Grouped-query attention: `group` consecutive q heads share one k/v head,
+  // so q batch item b (heads innermost) reads k/v item b / group.
+  int64_t group =
+      r >= 3 && c.inputs[1].type.shape[r - 3] > 0 ? qs[r - 3] / c.inputs[1].type.shape[r - 3] : 1;
+  group = std::max<int64_t>(group, 1);
   double scale = c.attrs->scalar != 0 ? c.attrs->scalar : 1.0 / std::sqrt(double(d));
   std::vector<double> q = load(c.inputs[0]), k = load(c.inputs[1]), v = load(c.inputs[2]);
   bool has_mask = c.inputs.size() == 4;
@@ -93,10 +99,12 @@ void ref_attention(const OpCall& c) {
   std::vector<double> out(c.output.type.numel(), 0.0), p(s_len);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < t_len; ++i) {
+      int64_t kb = b / group;
       double m = -INFINITY;
       for (int64_t j = 0; j < s_len; ++j) {
         double sc = 0;
-        for (int64_t e = 0; e < d; ++e) sc += q[(b * t_len + i) * d + e] * k[(b * s_len + j) * d + e];
+        for (int64_t e = 0; e < d; ++e)
+          sc += q[(b * t_len + i) * d + e] * k[(kb * s_len + j) * d + e];
         sc *= scale;
         if (c.attrs->causal && j > i) sc = -INFINITY;
         if (has_mask) {
@@ -111,7 +119,7 @@ void ref_attention(const OpCall& c) {
       for (int64_t j = 0; j < s_len; ++j) z += (p[j] = std::exp(p[j] - m));
       for (int64_t j = 0; j < s_len; ++j)
         for (int64_t e = 0; e < dv; ++e)
-          out[(b * t_len + i) * dv + e] += p[j] / z * v[(b * s_len + j) * dv + e];
+          out[(b * t_len + i) * dv + e] += p[j] / z * v[(kb * s_len + j) * dv + e];
     }
   store(c.output, out);
 }

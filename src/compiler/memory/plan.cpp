@@ -54,9 +54,29 @@ class Planner {
   // Arena values become buffers; a fused step's output may join the buffer
   // of an arena input of the same type whose buffer ends at this step.
   void merge_in_place() {
-    for (int s = 0; s < static_cast<int>(p_.steps.size()); ++s)
+    for (int s = 0; s < static_cast<int>(p_.steps.size()); ++s) {
+      if (alias_reshape(s)) continue;
       for (int v : p_.steps[s].outputs)
         if (plan_.placement[v] == Placement::arena) assign_buffer(s, v);
+    }
+  }
+  // A reshape of an arena value into an arena value needs no copy: buffers
+  // are row-major and contiguous, so the output is the input's bytes. It
+  // joins the input's buffer, whose end moves to the later of the two ends,
+  // so nothing overwrites the bytes while either value is live.
+  bool alias_reshape(int s) {
+    const Step& step = p_.steps[s];
+    if (step.fused || step.instr.op != ops::OpKind::k_reshape || step.inputs.size() != 1)
+      return false;
+    int w = step.inputs[0], v = step.outputs[0];
+    if (plan_.placement[w] != Placement::arena || plan_.placement[v] != Placement::arena ||
+        buffer_of_[w] < 0)
+      return false;
+    Buffer& b = buffers_[buffer_of_[w]];
+    b.last = std::max(b.last, plan_.last[v]);
+    buffer_of_[v] = buffer_of_[w];
+    plan_.alias_steps.push_back(s);
+    return true;
   }
   void assign_buffer(int s, int v) {
     const Step& step = p_.steps[s];
@@ -156,7 +176,8 @@ MemoryPlan plan_memory(const Program& program) { return Planner(program).run(); 
 
 std::string MemoryPlan::summary() const {
   return "arena " + mib(arena_bytes) + ", outputs " + mib(output_bytes) + ", donated " +
-         mib(donated_bytes) + ", " + std::to_string(in_place.size()) + " in-place";
+         mib(donated_bytes) + ", " + std::to_string(in_place.size()) + " in-place, " +
+         std::to_string(alias_steps.size()) + " aliased";
 }
 
 }  // namespace loom::compiler::memory

@@ -17,6 +17,9 @@
 // inputs, except in a fused elementwise step, whose output may take the
 // buffer of an input of the same type that dies there (each element is read
 // before it is written: backends::FusedCall) — the in-place reuses, listed.
+// A reshape step whose input and output are both arena values is an alias:
+// the output shares the input's buffer and the step runs no kernel
+// (`alias_steps`).
 // The run time may veto a donation (the input is still referenced
 // elsewhere) and then allocates; it never donates what the plan did not.
 #pragma once
@@ -49,11 +52,13 @@ struct MemoryPlan {
   /// Per value: the graph input whose buffer this output takes, or -1.
   std::vector<int> donor;
   std::vector<InPlace> in_place;
+  /// Steps (reshapes) whose output is planned onto their input's bytes: not run.
+  std::vector<int> alias_steps;
   size_t output_bytes = 0;   // graph outputs with their own buffer (no donor)
   size_t donated_bytes = 0;  // graph outputs planned into donated inputs
   /// Bytes the executable allocates per run at most: arena + undonated outputs.
   size_t planned_peak_bytes() const { return arena_bytes + output_bytes; }
-  /// One line: "arena 1.2 MiB, outputs 3.4 MiB, donated 5.6 MiB, 7 in-place".
+  /// One line: "arena 1.2 MiB, outputs 3.4 MiB, donated 5.6 MiB, 7 in-place, 2 aliased".
   std::string summary() const;
 };
 

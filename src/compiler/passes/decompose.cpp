@@ -196,6 +196,25 @@ int decompose_fused_linear_cross_entropy(Emitter& b, const ir::Instr& in,
   return b.emit(OpKind::k_concat, {dw, dh, row}, cat);
 }
 
+// Grouped-query attention's k/v [..., Hkv, S, D] repeated to q's `heads`
+// (transformers' repeat_kv: kv head j serves q heads j*G .. j*G+G-1).
+int repeat_kv_heads(Emitter& b, int x, int64_t heads) {
+  Shape s = b.type(x).shape;
+  size_t r = s.size();
+  if (r < 3 || s[r - 3] == heads) return x;
+  int64_t kv = s[r - 3];
+  Shape grouped(s.begin(), s.end() - 2);
+  grouped.push_back(1);
+  grouped.insert(grouped.end(), s.end() - 2, s.end());  // [..., Hkv, 1, S, D]
+  ops::Attrs e;
+  e.shape = grouped;
+  e.shape[r - 2] = heads / kv;  // [..., Hkv, G, S, D]
+  int expanded = b.emit(OpKind::k_expand, {b.reshape(x, grouped)}, e);
+  Shape out = s;
+  out[r - 3] = heads;
+  return b.reshape(expanded, out);
+}
+
 // attention(q [..., T, D], k [..., S, D], v [..., S, Dv][, mask]).
 int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   const Shape& qs = b.type(o[0]).shape;
@@ -203,7 +222,10 @@ int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>&
   int64_t t = qs[r - 2], d = qs[r - 1], s_len = b.type(o[1]).shape[r - 2];
   // No keys or head size 0 (scores 0 * 1/sqrt(0)): zeros, as the reference.
   if (in.type.numel() == 0 || s_len == 0 || d == 0) return b.full(in.type.shape, 0, in.type.dtype);
-  int q = b.cast(o[0], kCompute), k = b.cast(o[1], kCompute), v = b.cast(o[2], kCompute);
+  int q = b.cast(o[0], kCompute);
+  int64_t heads = r >= 3 ? qs[r - 3] : 1;
+  int k = repeat_kv_heads(b, b.cast(o[1], kCompute), heads);
+  int v = repeat_kv_heads(b, b.cast(o[2], kCompute), heads);
   ops::Attrs qk;
   qk.trans_b = true;
   double scale = in.attrs.scalar != 0 ? in.attrs.scalar : 1.0 / std::sqrt(double(d));

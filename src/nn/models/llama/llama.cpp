@@ -2,7 +2,7 @@
 // module by module so parameter names and arithmetic order match:
 // LlamaRMSNorm (f32 mean of squares, rsqrt, times weight), LlamaAttention
 // (q/k/v projections -> rotary -> optional StaticCache write -> key/value
-// heads repeated to the query heads (repeat_kv) -> attention -> o_proj),
+// heads shared by groups of query heads inside the attention op -> o_proj),
 // LlamaMLP (down(act(gate(x)) * up(x))), LlamaDecoderLayer (pre-norm
 // residuals), LlamaModel, LlamaForCausalLM. One forward per layer: the cache
 // is a null pointer when absent.
@@ -79,22 +79,14 @@ class LlamaAttention : public nn::Module {
     k = transpose(k, 1, 2);  // [B,Hkv,T,D]
     v = transpose(v, 1, 2);
     if (ctx.cache) std::tie(k, v) = ctx.cache->update(layer_, k, v, ctx.cache_position);
-    Tensor a = scaled_dot_product_attention(q, repeat_kv(k), repeat_kv(v), ctx.mask, ctx.causal,
+    // k, v keep their kv heads: the attention op reads each kv head for its
+    // group of query heads in place (transformers' repeat_kv, without the copy).
+    Tensor a = scaled_dot_product_attention(q, k, v, ctx.mask, ctx.causal,
                                             1.0 / std::sqrt(static_cast<double>(dim_)));
     return o_proj_->forward(reshape(transpose(a, 1, 2), {b, t, heads_ * dim_}));
   }
 
  private:
-  // transformers' repeat_kv: [B,Hkv,L,D] -> [B,H,L,D], each key/value head
-  // serving H / Hkv consecutive query heads.
-  Tensor repeat_kv(const Tensor& x) const {
-    int64_t rep = heads_ / kv_heads_;
-    if (rep == 1) return x;
-    int64_t b = x.size(0), l = x.size(2);
-    Tensor e = expand(reshape(x, {b, kv_heads_, 1, l, dim_}), {b, kv_heads_, rep, l, dim_});
-    return reshape(e, {b, heads_, l, dim_});
-  }
-
   int64_t heads_, kv_heads_, dim_, layer_;
   std::shared_ptr<nn::Linear> q_proj_, k_proj_, v_proj_, o_proj_;
 };
