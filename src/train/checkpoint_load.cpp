@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "train/checkpoint_files.h"
+#include "train/ddp.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -21,6 +22,21 @@ void require_file(const fs::path& dir, const std::string& name, bool save_only_m
     fail("[Trainer] checkpoint ", dir.string(), " has no ", name,
          " (saved with save_only_model? such checkpoints cannot be resumed)");
   fail("[Trainer] checkpoint ", dir.string(), " has no ", name);
+}
+
+// Data parallel: this rank's rng_state_<rank>.json; rng_state.json (rank
+// 0's) when the checkpoint was written by fewer ranks or by one (a warning).
+fs::path rank_rng_file(const fs::path& d) {
+  const int64_t rank = train::ddp_rank();
+  if (train::ddp_world_size() == 1) return d / "rng_state.json";
+  const fs::path mine = d / ("rng_state_" + std::to_string(rank) + ".json");
+  std::error_code ec;
+  if (fs::is_regular_file(mine, ec)) return mine;
+  std::fprintf(stderr,
+               "[Trainer] warning: rank %lld: %s has no %s (saved with another world size?): "
+               "starting from rank 0's state; the data order does not continue exactly\n",
+               static_cast<long long>(rank), d.string().c_str(), mine.filename().c_str());
+  return d / "rng_state.json";
 }
 
 }  // namespace
@@ -70,8 +86,9 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   detail::load_pretrained_weights(*model, dir, device, popt);
   optimizer->load((d / "optimizer.safetensors").string());
   scheduler->load((d / "scheduler.json").string());
-  const train::RngState r = train::parse_rng_state(
-      train::read_text_file((d / "rng_state.json").string()), (d / "rng_state.json").string());
+  const fs::path rng_file = rank_rng_file(d);
+  const train::RngState r =
+      train::parse_rng_state(train::read_text_file(rng_file.string()), rng_file.string());
   if (r.sampler_seed != args.sampler_seed())
     std::fprintf(stderr, "[Trainer] warning: %s shuffled with seed %llu, this run uses %llu\n",
                  dir.c_str(), static_cast<unsigned long long>(r.sampler_seed),
