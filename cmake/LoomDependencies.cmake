@@ -54,3 +54,24 @@ macro(loom_require_pkgconfig prefix module debian_package)
     loom_fail_missing("pkg-config module '${module}'" "${debian_package}")
   endif()
 endmacro()
+
+# loom_find_mpi(MODE): Open MPI for the "mpi" ProcessGroup (src/dist/).
+# MODE (the LOOM_MPI cache variable): ON requires it (naming libopenmpi-dev
+# when missing), AUTO uses it when found, OFF never. Sets LOOM_WITH_MPI to 1
+# or 0; the build without MPI still has the one-rank group.
+macro(loom_find_mpi mode)
+  set(LOOM_WITH_MPI 0)
+  if(NOT "${mode}" STREQUAL "OFF")
+    set(MPI_CXX_SKIP_MPICXX TRUE)  # the C API only: the C++ bindings are deprecated
+    find_package(MPI QUIET COMPONENTS CXX)
+    if(MPI_CXX_FOUND)
+      set(LOOM_WITH_MPI 1)
+    elseif("${mode}" STREQUAL "ON")
+      loom_fail_missing("MPI (Open MPI's mpi.h and libmpi, for --ddp_backend mpi)" "libopenmpi-dev")
+    else()
+      message(STATUS "loom: MPI not found: building without --ddp_backend mpi "
+                     "(apt-get install libopenmpi-dev openmpi-bin to add it)")
+    endif()
+  endif()
+  find_program(LOOM_MPIEXEC NAMES mpirun mpiexec)
+endmacro()

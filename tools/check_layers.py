@@ -21,14 +21,17 @@ import sys
 import tempfile
 
 # Pipeline order: a layer may use only itself and the layers before it.
-LAYERS = ["core", "io", "ops", "ir", "compiler", "backends", "lazy",
-          "autograd", "nn", "optim", "data", "train", "dist"]
+# dist (ProcessGroup, collectives) sits just above core: the backends' all_reduce
+# kernels call it, and it needs nothing but core.
+LAYERS = ["core", "dist", "io", "ops", "ir", "compiler", "backends", "lazy",
+          "autograd", "nn", "optim", "data", "train"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # Public headers whose layer the stem rule would get wrong: "name.h": "layer".
 # tensor.h declares the handle the lazy layer stores (its methods are
 # implemented above, in autograd, which is allowed: a layer may use lower ones).
-PUBLIC_HEADER_LAYER = {"tensor.h": "lazy", "lazy.h": "lazy", "metrics.h": "core", "nn.h": "nn"}
+PUBLIC_HEADER_LAYER = {"tensor.h": "lazy", "lazy.h": "lazy", "metrics.h": "core", "nn.h": "nn",
+                      "dist.h": "dist"}
 
 SOURCE_EXTS = (".h", ".hpp", ".cpp", ".cc", ".def", ".inc", ".cu", ".cuh")
 IMPL_EXTS = (".cpp", ".cc", ".cu")  # files that can implement a public header

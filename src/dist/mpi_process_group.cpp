@@ -1,0 +1,260 @@
+// The Open MPI ProcessGroup (see mpi_process_group.h). Without LOOM_WITH_MPI
+// this file compiles to stand-ins that are never called (the registry marks
+// "mpi" as missing). bf16/f16 are reduced as f32 and rounded back (MPI has
+// no 16-bit float type); mean is MPI_SUM divided by the world size on
+// completion. Open MPI 4.1 (Debian bookworm's openmpi-bin).
+#include "dist/mpi_process_group.h"
+
+#if LOOM_WITH_MPI
+// The C API only (Open MPI's deprecated C++ bindings warn under -Wextra).
+#define OMPI_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <thread>
+#endif
+
+#include "loom/error.h"
+
+namespace loom::dist {
+
+#if LOOM_WITH_MPI
+namespace {
+
+std::mutex& mpi_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+bool g_mpi_initialized_here = false;
+
+void mpi_check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  fail("[dist] mpi: ", what, " failed: ", std::string(text, len));
+}
+
+// Polls `request` until it completes or `timeout` passes (then throws).
+// Yields at first, then sleeps up to 1 ms between polls, so a rank waiting
+// for a slow peer leaves the cores to it.
+void mpi_wait(MPI_Request& request, std::chrono::seconds timeout, const char* what) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::chrono::microseconds pause{0};
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+    }
+    if (done) return;
+    if (std::chrono::steady_clock::now() > deadline)
+      fail("[dist] ", what, " timed out after ", timeout.count(),
+           " s (a rank stopped or never reached it; --ddp_timeout sets the limit)");
+    if (polls < 64) {
+      std::this_thread::yield();
+    } else {
+      pause = std::min(std::chrono::microseconds{1000}, pause + std::chrono::microseconds{20});
+      std::this_thread::sleep_for(pause);
+    }
+  }
+}
+
+MPI_Datatype mpi_type(DataType t) {
+  switch (t) {
+    case DataType::f32:
+    case DataType::bf16:  // reduced through an f32 copy
+    case DataType::f16:
+      return MPI_FLOAT;
+    case DataType::f64:
+      return MPI_DOUBLE;
+    case DataType::i32:
+      return MPI_INT32_T;
+    case DataType::i64:
+      return MPI_INT64_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+template <typename T>
+void divide_all(void* data, size_t count, int n) {
+  T* p = static_cast<T*>(data);
+  for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(n));
+}
+
+// One MPI_Iallreduce; finishing converts 16-bit types back and applies mean.
+class MpiAllReduceWork final : public Work {
+ public:
+  MpiAllReduceWork(void* data, size_t count, DataType type, ReduceOp op, int world,
+                   std::chrono::seconds timeout)
+      : data_(data), count_(count), type_(type), op_(op), world_(world), timeout_(timeout) {
+    void* buf = data;
+    if (type == DataType::bf16 || type == DataType::f16) {
+      wide_.resize(count);
+      const auto* h = static_cast<const uint16_t*>(data);
+      for (size_t i = 0; i < count; ++i)
+        wide_[i] = type == DataType::bf16 ? bf16_to_float(h[i]) : f16_to_float(h[i]);
+      buf = wide_.data();
+    }
+    std::lock_guard<std::mutex> lock(mpi_mutex());
+    mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf, static_cast<int>(count), mpi_type(type),
+                             op == ReduceOp::max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD, &request_),
+              "all_reduce");
+  }
+  ~MpiAllReduceWork() override {
+    if (!done_ && request_ != MPI_REQUEST_NULL) {
+      try {
+        wait();
+      } catch (...) {
+      }
+    }
+  }
+  void wait() override {
+    if (done_) return;
+    done_ = true;
+    mpi_wait(request_, timeout_, "all_reduce");
+    finish();
+  }
+  bool is_completed() override {
+    if (done_) return true;
+    int flag = 0;
+    std::lock_guard<std::mutex> lock(mpi_mutex());
+    MPI_Request_get_status(request_, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+  }
+
+ private:
+  void finish() {
+    if (!wide_.empty()) {
+      if (op_ == ReduceOp::mean)
+        for (float& v : wide_) v /= static_cast<float>(world_);
+      auto* h = static_cast<uint16_t*>(data_);
+      for (size_t i = 0; i < count_; ++i)
+        h[i] = type_ == DataType::bf16 ? float_to_bf16(wide_[i]) : float_to_f16(wide_[i]);
+      return;
+    }
+    if (op_ != ReduceOp::mean) return;
+    switch (type_) {
+      case DataType::f32:
+        return divide_all<float>(data_, count_, world_);
+      case DataType::f64:
+        return divide_all<double>(data_, count_, world_);
+      case DataType::i32:
+        return divide_all<int32_t>(data_, count_, world_);
+      case DataType::i64:
+        return divide_all<int64_t>(data_, count_, world_);
+      default:
+        return;
+    }
+  }
+
+  void* data_;
+  size_t count_;
+  DataType type_;
+  ReduceOp op_;
+  int world_;
+  std::chrono::seconds timeout_;
+  std::vector<float> wide_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool done_ = false;
+};
+
+class MpiProcessGroup final : public ProcessGroup {
+ public:
+  MpiProcessGroup() {
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+      int provided = 0;
+      mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
+                "MPI_Init_thread");
+      g_mpi_initialized_here = true;
+      LOOM_CHECK(provided >= MPI_THREAD_SERIALIZED,
+                 "[dist] mpi: the MPI library gives thread level ", provided,
+                 " (needs MPI_THREAD_SERIALIZED or more)");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  int rank() const override { return rank_; }
+  int world_size() const override { return size_; }
+  std::string_view backend_name() const override { return "mpi"; }
+  [[noreturn]] void abort(int code) override {
+    std::cerr.flush();
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ protected:
+  std::unique_ptr<Work> start_all_reduce(void* data, size_t count, DataType type,
+                                         ReduceOp op) override {
+    LOOM_CHECK(count <= static_cast<size_t>(INT32_MAX), "[dist] all_reduce of ", count,
+               " elements is over MPI's int count limit");
+    return std::make_unique<MpiAllReduceWork>(data, count, type, op, size_, timeout());
+  }
+  void do_broadcast(void* data, size_t nbytes, int root) override {
+    LOOM_CHECK(nbytes <= static_cast<size_t>(INT32_MAX), "[dist] broadcast of ", nbytes,
+               " bytes is over MPI's int count limit");
+    MPI_Request r;
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check(MPI_Ibcast(data, static_cast<int>(nbytes), MPI_BYTE, root, MPI_COMM_WORLD, &r),
+                "broadcast");
+    }
+    mpi_wait(r, timeout(), "broadcast");
+  }
+  std::vector<uint8_t> do_all_gather(const std::vector<uint8_t>& bytes) override {
+    std::vector<uint8_t> out(bytes.size() * static_cast<size_t>(size_));
+    MPI_Request r;
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check(MPI_Iallgather(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, out.data(),
+                               static_cast<int>(bytes.size()), MPI_BYTE, MPI_COMM_WORLD, &r),
+                "all_gather");
+    }
+    mpi_wait(r, timeout(), "all_gather");
+    return out;
+  }
+  void do_barrier() override {
+    MPI_Request r;
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check(MPI_Ibarrier(MPI_COMM_WORLD, &r), "barrier");
+    }
+    mpi_wait(r, timeout(), "barrier");
+  }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<ProcessGroup> make_mpi_process_group() {
+  return std::make_unique<MpiProcessGroup>();
+}
+
+void finalize_mpi() {
+  if (!g_mpi_initialized_here) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+  g_mpi_initialized_here = false;
+}
+
+#else  // built without MPI
+
+std::unique_ptr<ProcessGroup> make_mpi_process_group() {
+  fail("[dist] ddp_backend mpi: loom was built without MPI (install libopenmpi-dev and rebuild)");
+}
+
+void finalize_mpi() {}
+
+#endif
+
+}  // namespace loom::dist
