@@ -41,5 +41,7 @@ void ddp_barrier();
 /// `what` and the first rank that differs from rank 0 (a launcher mistake:
 /// different flags, a different model on one rank).
 void check_same_on_all_ranks(const std::string& what, const std::string& bytes);
+/// The same for a list of items; the message names the first that differs.
+void check_same_items_on_all_ranks(const std::string& what, const std::vector<std::string>& items);
 
 }  // namespace loom::train

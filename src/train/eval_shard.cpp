@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "loom/error.h"
+#include "loom/ops.h"
 
 namespace loom::train {
 

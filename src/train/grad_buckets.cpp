@@ -5,6 +5,7 @@
 #include "train/grad_buckets.h"
 
 #include "loom/error.h"
+#include "loom/ops.h"
 
 namespace loom::train {
 

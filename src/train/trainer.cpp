@@ -234,10 +234,10 @@ void Trainer::Impl::check_same_setup_on_all_ranks() const {
   TrainingArguments a = args;
   a.logging_dir.reset();
   train::check_same_on_all_ranks("training arguments", a.to_json());
-  std::string shapes;
+  std::vector<std::string> params;
   for (const auto& [name, p] : model->named_parameters())
-    shapes += name + " " + to_string(p.shape()) + " " + dtype_name(p.dtype()) + "\n";
-  train::check_same_on_all_ranks("model parameters (name, shape, dtype)", shapes);
+    params.push_back(name + " " + dtype_name(p.dtype()) + to_string(p.shape()));
+  train::check_same_items_on_all_ranks("parameters", params);
 }
 
 Tensor Trainer::Impl::zero_scalar() const { return scalar_tensor(0.0, DType::f32, device); }

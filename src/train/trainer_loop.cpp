@@ -94,7 +94,9 @@ TrainPlan Trainer::Impl::plan(int64_t steps_in_epoch) const {
     p.max_steps = args.max_steps;
     p.num_train_epochs = p.max_steps / p.num_update_steps_per_epoch +
                          (p.max_steps % p.num_update_steps_per_epoch > 0);
-    p.num_train_samples = static_cast<double>(p.max_steps * args.per_device_train_batch_size * ga);
+    // transformers' total_train_batch_size: per device x accumulation x world size.
+    p.num_train_samples = static_cast<double>(p.max_steps * args.per_device_train_batch_size * ga *
+                                              train::ddp_world_size());
   } else {
     p.max_steps =
         static_cast<int64_t>(std::ceil(args.num_train_epochs * p.num_update_steps_per_epoch));

@@ -25,6 +25,7 @@
 
 #include "cli/cli_runner.h"
 #include "cli/tiny_train.h"
+#include "loom/dist.h"
 #include "loom/safetensors.h"
 
 namespace loom::testing {
@@ -53,7 +54,13 @@ CliResult run_ranks(const TempDir& dir, int np, const std::vector<std::string>& 
 }
 
 // Flags of a tiny dropout-free GPT-2 run: 64 training blocks of 16 tokens,
-// 13 evaluation blocks (odd: uneven shards on 2 ranks), 10 steps.
+// 13 evaluation blocks (odd: uneven shards on 2 ranks), 10 steps of SGD.
+// SGD, not AdamW: some gradients are zero in exact arithmetic (the attention
+// key bias cannot change a softmax), so both runs hold only rounding noise
+// there (~1e-9), which AdamW's m / sqrt(v) turns into steps of the size of
+// the learning rate — different noise, different weights, in any two
+// summation orders (measured: max |diff| 2e-6 after 10 AdamW steps, while
+// the losses agree to 1e-7).
 std::vector<std::string> ddp_flags(const std::string& corpus, const std::string& out, int batch,
                                    int ga) {
   return {"train", "--model_type", "gpt2", "--config_overrides",
@@ -63,7 +70,7 @@ std::vector<std::string> ddp_flags(const std::string& corpus, const std::string&
           "64", "--max_eval_samples", "13", "--output_dir", out, "--per_device_train_batch_size",
           std::to_string(batch), "--gradient_accumulation_steps", std::to_string(ga),
           "--per_device_eval_batch_size", "1", "--max_steps", "10", "--logging_steps", "1",
-          "--learning_rate", "0.003", "--eval_strategy", "no", "--do_eval", "--eval_on_start",
+          "--optim", "sgd", "--learning_rate", "0.5", "--eval_strategy", "no", "--do_eval", "--eval_on_start",
           "true", "--save_strategy", "no", "--report_to", "none", "--device", "lazy",
           "--disable_tqdm", "--seed", "7"};
 }
@@ -87,7 +94,7 @@ void expect_close(const std::vector<double>& a, const std::vector<double>& b, do
         << what << "[" << i << "]: 2 ranks " << a[i] << ", 1 rank " << b[i];
 }
 
-// Largest |a - b| / (|b| + 1e-6) over every weight of two model.safetensors.
+// Largest max|a - b| / max|b| of a tensor, over every weight of two model.safetensors.
 double max_weight_difference(const std::string& a_path, const std::string& b_path) {
   auto a = safetensors::File::open(a_path);
   auto b = safetensors::File::open(b_path);
@@ -99,9 +106,12 @@ double max_weight_difference(const std::string& a_path, const std::string& b_pat
     std::vector<float> va(ta.nbytes / 4), vb(tb.nbytes / 4);
     std::memcpy(va.data(), a.data(ta).data(), ta.nbytes);
     std::memcpy(vb.data(), b.data(tb).data(), tb.nbytes);
-    for (size_t i = 0; i < va.size() && i < vb.size(); ++i)
-      worst = std::max(worst, std::fabs(static_cast<double>(va[i]) - vb[i]) /
-                                  (std::fabs(static_cast<double>(vb[i])) + 1e-6));
+    double diff = 0, scale = 1e-30;
+    for (size_t i = 0; i < va.size() && i < vb.size(); ++i) {
+      diff = std::max(diff, std::fabs(static_cast<double>(va[i]) - vb[i]));
+      scale = std::max(scale, std::fabs(static_cast<double>(vb[i])));
+    }
+    worst = std::max(worst, diff / scale);
   }
   return worst;
 }
@@ -112,11 +122,7 @@ class DdpTrainCli : public ::testing::Test {
     if (loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built next to the tests";
     if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
       GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
-    CliResult info = run_ranks(dir_, 2, {"info"}, 60);
-    if (info.out.find("world_size 2") == std::string::npos)
-      GTEST_SKIP() << "loom was built without MPI (`loom info` under mpirun -np 2 does not say "
-                      "world_size 2): "
-                   << info.out << info.err;
+    if (!dist::mpi_available()) GTEST_SKIP() << "loom was built without MPI (LOOM_MPI)";
     corpus_ = write_tiny_corpus(dir_, 400);
   }
 
@@ -141,11 +147,13 @@ class DdpTrainCli : public ::testing::Test {
     // Evaluation at step 0 (identical weights, eval batch 1): bit for bit;
     // over the 13 samples (7 + 6 on the ranks), none twice.
     const auto eval1 = logged(s1, "eval_loss"), eval2 = logged(s2, "eval_loss");
-    ASSERT_EQ(eval1.size(), 2u);
-    ASSERT_EQ(eval2.size(), 2u);
+    ASSERT_EQ(eval1.size(), 1u);
+    ASSERT_EQ(eval2.size(), 1u);
     EXPECT_EQ(eval2[0], eval1[0]);
-    expect_close({eval2[1]}, {eval1[1]}, 1e-6, "final eval_loss");
+    // After training (weights equal to 1e-6): the final evaluation.
+    nlohmann::json e1 = read_json(one + "/eval_results.json");
     nlohmann::json e2 = read_json(two + "/eval_results.json");
+    expect_close({e2.value("eval_loss", 0.0)}, {e1.value("eval_loss", 1.0)}, 1e-6, "eval_loss");
     EXPECT_EQ(e2.value("eval_samples", 0.0), 13.0);
   }
 
@@ -201,8 +209,9 @@ TEST_F(DdpTrainCli, FailedSaveOnRankZeroEndsTheJob) {
   const std::string err = read_cli_file(dir_.sub("efbig_err.txt"));
   EXPECT_NE(code, 0) << err;
   EXPECT_NE(code, 124) << "the job hung (killed by timeout after " << seconds << " s)\n" << err;
-  EXPECT_NE(err.find("loom: error:"), std::string::npos) << err;
-  EXPECT_NE(err.find("File too large"), std::string::npos) << err;
+  // Rank 0's own message (the mpirun banners come around it).
+  EXPECT_NE(err.find("loom: error: [rank 0]"), std::string::npos) << err;
+  EXPECT_NE(err.find("model.safetensors"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(out + "/checkpoint-2")) << "a failed save left a checkpoint";
 }
 

@@ -21,6 +21,7 @@
 #include "flags.h"
 #include "job.h"
 #include "job_args.h"
+#include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 #include "plot.h"
@@ -88,7 +89,7 @@ void write_text(const std::string& path, const std::string& text) {
   LOOM_CHECK(out.good(), "[loom train] ", path, ": cannot write file");
 }
 
-void run_train(const FlagSet& flags, const CLI::App& app) {
+void run_train_job(const FlagSet& flags, const CLI::App& app) {
   JobCommand cmd = parse_job_command(flags, app, "loom train");
   TrainingArguments args = cmd.training;
   args.do_train = true;
@@ -107,7 +108,7 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
            "over");
   }
   PreparedJob job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
-  warn_batch_larger_than_data(args, job.data.train->size());
+  if (zero) warn_batch_larger_than_data(args, job.data.train->size());
   if (zero) print_plan(job, args);
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
 
@@ -147,6 +148,14 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
     }
     std::printf("TensorBoard event files in %s\n", args.logging_dir->c_str());
   }
+}
+
+// Under mpirun: one rank of a data-parallel job (dist::init_process_group
+// "auto" picks mpi there); a throw on any rank ends the whole job with that
+// rank's message (dist::run_main), never a hang in a collective.
+void run_train(const FlagSet& flags, const CLI::App& app) {
+  dist::init_process_group("auto");
+  dist::run_main([&] { run_train_job(flags, app); });
 }
 
 }  // namespace
