@@ -185,6 +185,35 @@ TEST_F(DdpTrainCli, UnevenShardsInTrainingAndEvaluationEnd) {
     EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
 }
 
+TEST_F(DdpTrainCli, ResumeOnTheSameOrAnotherWorldSizeContinuesTheRun) {
+  // 2 ranks x 4 for 10 steps, saving at 4 and 8; resumed from checkpoint-4
+  // on 2 ranks (bit for bit) and on 1 rank x 8 (the same global batch: the
+  // shards interleave one permutation, so the same samples; to 1e-6).
+  const std::string full = dir_.sub("full");
+  auto flags = ddp_flags(corpus_, full, 4, 1);
+  flags.insert(flags.end(), {"--save_strategy", "steps", "--save_steps", "4"});
+  CliResult r = run_ranks(dir_, 2, flags);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto want = logged(read_json(full + "/trainer_state.json"), "loss");
+  ASSERT_EQ(want.size(), 10u);
+  for (int np : {2, 0}) {
+    const std::string again = dir_.sub("again" + std::to_string(np));
+    fs::copy(full, again, fs::copy_options::recursive);
+    auto f = ddp_flags(corpus_, again, np == 2 ? 4 : 8, 1);
+    f.insert(f.end(), {"--save_strategy", "steps", "--save_steps", "4",
+                       "--resume_from_checkpoint", again + "/checkpoint-4"});
+    CliResult rr = run_ranks(dir_, np, f);
+    ASSERT_EQ(rr.exit_code, 0) << rr.err << rr.out;
+    EXPECT_EQ(rr.err.find("will not continue exactly"), std::string::npos) << rr.err;
+    const auto got = logged(read_json(again + "/trainer_state.json"), "loss");
+    if (np == 2) {
+      EXPECT_EQ(got, want);
+    } else {
+      expect_close(got, want, 1e-6, "loss resumed on 1 rank");
+    }
+  }
+}
+
 TEST_F(DdpTrainCli, FailedSaveOnRankZeroEndsTheJob) {
   // Rank 0 may write files of 100 KiB at most (RLIMIT_FSIZE, SIGXFSZ
   // ignored: writes fail with EFBIG, as on a full disk); its first
