@@ -71,8 +71,7 @@ void check_same_on_all_ranks(const std::string& what, const std::string& bytes) 
   dist::check_same_on_all_ranks(what, bytes);
 }
 
-void check_same_items_on_all_ranks(const std::string& what,
-                                   const std::vector<std::string>& items) {
+void check_same_items_on_all_ranks(const std::string& what, const std::vector<std::string>& items) {
   dist::check_same_on_all_ranks(what, items);
 }
 

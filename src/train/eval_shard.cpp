@@ -12,8 +12,8 @@ namespace loom::train {
 EvalShardSampler::EvalShardSampler(int64_t n, int64_t rank, int64_t world)
     : n_(n), rank_(rank), world_(world) {
   LOOM_CHECK(n >= 0, "[ddp] eval dataset size must be >= 0, got ", n);
-  LOOM_CHECK(world >= 1 && rank >= 0 && rank < world, "[ddp] rank ", rank, " outside [0, ",
-             world, ")");
+  LOOM_CHECK(world >= 1 && rank >= 0 && rank < world, "[ddp] rank ", rank, " outside [0, ", world,
+             ")");
   size_ = rank >= n ? 0 : (n - rank + world - 1) / world;
 }
 
@@ -88,8 +88,8 @@ Tensor eval_shard_interleave(const std::vector<Tensor>& parts, const Tensor& fir
   for (size_t r = 0; r < parts.size(); ++r) {
     if (!parts[r].defined()) continue;
     const Shape& s = parts[r].shape();
-    LOOM_CHECK(s.size() == s0.size() && parts[r].dtype() == first.dtype(),
-               "[ddp] rank ", r, " gathered ", to_string(s), ", rank 0 ", to_string(s0));
+    LOOM_CHECK(s.size() == s0.size() && parts[r].dtype() == first.dtype(), "[ddp] rank ", r,
+               " gathered ", to_string(s), ", rank 0 ", to_string(s0));
     for (size_t d = 2; d < s.size(); ++d)
       LOOM_CHECK(s[d] == s0[d], "[ddp] rank ", r, " gathered ", to_string(s), ", rank 0 ",
                  to_string(s0));

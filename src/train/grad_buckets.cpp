@@ -40,7 +40,8 @@ int64_t all_reduce_gradients(const std::vector<Tensor>& params, double cap_mb,
     dtypes.push_back(dt);
   }
   const auto cap = static_cast<int64_t>(cap_mb * 1024.0 * 1024.0);
-  const std::vector<GradBucket> buckets = plan_grad_buckets(bytes, dtypes, std::max<int64_t>(cap, 1));
+  const std::vector<GradBucket> buckets =
+      plan_grad_buckets(bytes, dtypes, std::max<int64_t>(cap, 1));
   for (const GradBucket& b : buckets) {
     std::vector<Tensor> flat;
     for (size_t k : b) {

@@ -16,9 +16,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <thread>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -63,16 +63,53 @@ CliResult run_ranks(const TempDir& dir, int np, const std::vector<std::string>& 
 // the losses agree to 1e-7).
 std::vector<std::string> ddp_flags(const std::string& corpus, const std::string& out, int batch,
                                    int ga) {
-  return {"train", "--model_type", "gpt2", "--config_overrides",
+  return {"train",
+          "--model_type",
+          "gpt2",
+          "--config_overrides",
           "n_layer=2,n_embd=16,n_head=2,n_positions=32,resid_pdrop=0,embd_pdrop=0,attn_pdrop=0",
-          "--tokenizer_name", kGpt2Tokenizer, "--train_file", corpus,
-          "--validation_split_percentage", "20", "--block_size", "16", "--max_train_samples",
-          "64", "--max_eval_samples", "13", "--output_dir", out, "--per_device_train_batch_size",
-          std::to_string(batch), "--gradient_accumulation_steps", std::to_string(ga),
-          "--per_device_eval_batch_size", "1", "--max_steps", "10", "--logging_steps", "1",
-          "--optim", "sgd", "--learning_rate", "0.5", "--eval_strategy", "no", "--do_eval", "--eval_on_start",
-          "true", "--save_strategy", "no", "--report_to", "none", "--device", "lazy",
-          "--disable_tqdm", "--seed", "7"};
+          "--tokenizer_name",
+          kGpt2Tokenizer,
+          "--train_file",
+          corpus,
+          "--validation_split_percentage",
+          "20",
+          "--block_size",
+          "16",
+          "--max_train_samples",
+          "64",
+          "--max_eval_samples",
+          "13",
+          "--output_dir",
+          out,
+          "--per_device_train_batch_size",
+          std::to_string(batch),
+          "--gradient_accumulation_steps",
+          std::to_string(ga),
+          "--per_device_eval_batch_size",
+          "1",
+          "--max_steps",
+          "10",
+          "--logging_steps",
+          "1",
+          "--optim",
+          "sgd",
+          "--learning_rate",
+          "0.5",
+          "--eval_strategy",
+          "no",
+          "--do_eval",
+          "--eval_on_start",
+          "true",
+          "--save_strategy",
+          "no",
+          "--report_to",
+          "none",
+          "--device",
+          "lazy",
+          "--disable_tqdm",
+          "--seed",
+          "7"};
 }
 
 nlohmann::json read_json(const std::string& path) {
@@ -119,7 +156,8 @@ double max_weight_difference(const std::string& a_path, const std::string& b_pat
 class DdpTrainCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built next to the tests";
+    if (loom_binary_path().empty())
+      GTEST_SKIP() << "the loom binary is not built next to the tests";
     if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
       GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
     if (!dist::mpi_available()) GTEST_SKIP() << "loom was built without MPI (LOOM_MPI)";
@@ -173,9 +211,8 @@ TEST_F(DdpTrainCli, UnevenShardsInTrainingAndEvaluationEnd) {
   // rng states in the checkpoint; rank 0 writes it.
   const std::string out = dir_.sub("uneven");
   auto flags = ddp_flags(corpus_, out, 3, 1);
-  flags.insert(flags.end(), {"--max_train_samples", "13", "--max_steps", "-1",
-                             "--num_train_epochs", "2", "--save_strategy", "epoch",
-                             "--eval_strategy", "epoch"});
+  flags.insert(flags.end(), {"--max_train_samples", "13", "--max_steps", "-1", "--num_train_epochs",
+                             "2", "--save_strategy", "epoch", "--eval_strategy", "epoch"});
   CliResult r = run_ranks(dir_, 2, flags, 180);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   nlohmann::json s = read_json(out + "/trainer_state.json");
@@ -200,8 +237,8 @@ TEST_F(DdpTrainCli, ResumeOnTheSameOrAnotherWorldSizeContinuesTheRun) {
     const std::string again = dir_.sub("again" + std::to_string(np));
     fs::copy(full, again, fs::copy_options::recursive);
     auto f = ddp_flags(corpus_, again, np == 2 ? 4 : 8, 1);
-    f.insert(f.end(), {"--save_strategy", "steps", "--save_steps", "4",
-                       "--resume_from_checkpoint", again + "/checkpoint-4"});
+    f.insert(f.end(), {"--save_strategy", "steps", "--save_steps", "4", "--resume_from_checkpoint",
+                       again + "/checkpoint-4"});
     CliResult rr = run_ranks(dir_, np, f);
     ASSERT_EQ(rr.exit_code, 0) << rr.err << rr.out;
     EXPECT_EQ(rr.err.find("will not continue exactly"), std::string::npos) << rr.err;
@@ -225,11 +262,11 @@ TEST_F(DdpTrainCli, FailedSaveOnRankZeroEndsTheJob) {
   std::string loom = shell_quote(loom_binary_path());
   for (const std::string& a : flags) loom += " " + shell_quote(a);
   const std::string limited = "bash -c " + shell_quote("trap '' XFSZ; ulimit -f 100; exec " + loom);
-  const std::string cmd = "OMP_NUM_THREADS=1 timeout -k 5 120 mpirun --allow-run-as-root "
-                          "--oversubscribe --bind-to none -x OMP_NUM_THREADS -np 1 " +
-                          limited + " : -np 1 " + loom + " >" +
-                          shell_quote(dir_.sub("efbig_out.txt")) + " 2>" +
-                          shell_quote(dir_.sub("efbig_err.txt")) + " </dev/null";
+  const std::string cmd =
+      "OMP_NUM_THREADS=1 timeout -k 5 120 mpirun --allow-run-as-root "
+      "--oversubscribe --bind-to none -x OMP_NUM_THREADS -np 1 " +
+      limited + " : -np 1 " + loom + " >" + shell_quote(dir_.sub("efbig_out.txt")) + " 2>" +
+      shell_quote(dir_.sub("efbig_err.txt")) + " </dev/null";
   const auto start = std::chrono::steady_clock::now();
   const int status = std::system(cmd.c_str());
   const double seconds =
@@ -257,10 +294,10 @@ TEST_F(DdpTrainCli, KilledRankEndsTheJobWithinSixtySeconds) {
   const std::string rank_cmd = "bash -c " + shell_quote("echo $$ > " + shell_quote(pid_dir) +
                                                         "/$OMPI_COMM_WORLD_RANK; exec " + loom);
   const std::string log = dir_.sub("killed_out.txt"), err_path = dir_.sub("killed_err.txt");
-  const std::string cmd = "OMP_NUM_THREADS=1 exec timeout -k 5 150 mpirun --allow-run-as-root "
-                          "--oversubscribe --bind-to none -x OMP_NUM_THREADS -np 2 " +
-                          rank_cmd + " >" + shell_quote(log) + " 2>" + shell_quote(err_path) +
-                          " </dev/null";
+  const std::string cmd =
+      "OMP_NUM_THREADS=1 exec timeout -k 5 150 mpirun --allow-run-as-root "
+      "--oversubscribe --bind-to none -x OMP_NUM_THREADS -np 2 " +
+      rank_cmd + " >" + shell_quote(log) + " 2>" + shell_quote(err_path) + " </dev/null";
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
