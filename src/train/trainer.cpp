@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <unordered_set>
 
 #include "loom/lazy.h"
@@ -233,7 +234,11 @@ void Trainer::Impl::check_same_setup_on_all_ranks() const {
   if (train::ddp_world_size() == 1) return;
   TrainingArguments a = args;
   a.logging_dir.reset();
-  train::check_same_on_all_ranks("training arguments", a.to_json());
+  // One item per line of the JSON, so a mismatch names the field.
+  std::vector<std::string> lines;
+  std::istringstream json(a.to_json());
+  for (std::string line; std::getline(json, line);) lines.push_back(line);
+  train::check_same_items_on_all_ranks("training arguments", lines);
   std::vector<std::string> params;
   for (const auto& [name, p] : model->named_parameters())
     params.push_back(name + " " + dtype_name(p.dtype()) + to_string(p.shape()));

@@ -251,6 +251,37 @@ TEST_F(DdpTrainCli, ResumeOnTheSameOrAnotherWorldSizeContinuesTheRun) {
   }
 }
 
+TEST_F(DdpTrainCli, MismatchedFlagsOrModelOnOneRankStopAtStartUp) {
+  // mpirun's MPMD form gives rank 1 other flags: the start-up check names them.
+  auto mpmd = [&](const std::vector<std::string>& extra) {
+    const std::string out = dir_.sub("mismatch");
+    fs::remove_all(out);
+    std::string zero = shell_quote(loom_binary_path()), one;
+    for (const std::string& a : ddp_flags(corpus_, out, 4, 1)) zero += " " + shell_quote(a);
+    one = zero;
+    for (const std::string& a : extra) one += " " + shell_quote(a);
+    const std::string err = dir_.sub("mismatch_err.txt");
+    const std::string cmd =
+        "OMP_NUM_THREADS=1 timeout -k 5 60 mpirun --allow-run-as-root "
+        "--oversubscribe --bind-to none -x OMP_NUM_THREADS -np 1 " +
+        zero + " : -np 1 " + one + " >/dev/null 2>" + shell_quote(err) + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    EXPECT_NE(code, 0);
+    EXPECT_NE(code, 124) << "hung";
+    return read_cli_file(err);
+  };
+  const std::string args = mpmd({"--learning_rate", "0.4"});
+  EXPECT_NE(args.find("training arguments differ between ranks"), std::string::npos) << args;
+  EXPECT_NE(args.find("learning_rate"), std::string::npos) << args;
+  const std::string model =
+      mpmd({"--config_overrides",
+            "n_layer=2,n_embd=16,n_head=2,n_positions=32,resid_pdrop=0,embd_pdrop=0,attn_pdrop=0,"
+            "n_inner=32"});
+  EXPECT_NE(model.find("parameters differ between ranks"), std::string::npos) << model;
+  EXPECT_NE(model.find("mlp.c_fc.weight"), std::string::npos) << model;
+}
+
 TEST_F(DdpTrainCli, FailedSaveOnRankZeroEndsTheJob) {
   // Rank 0 may write files of 100 KiB at most (RLIMIT_FSIZE, SIGXFSZ
   // ignored: writes fail with EFBIG, as on a full disk); its first
