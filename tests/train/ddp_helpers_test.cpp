@@ -5,6 +5,8 @@
 // tests/dist/ (mpirun).
 #include <gtest/gtest.h>
 
+#include "loom/error.h"
+#include "loom/ops.h"
 #include "loom/tensor.h"
 #include "train/eval_shard.h"
 #include "train/grad_buckets.h"
