@@ -8,16 +8,22 @@
 // built with Open MPI (LOOM_WITH_MPI, CMake -DLOOM_MPI=ON/AUTO); the group
 // lives until exit (finalize() at exit is registered by init_process_group).
 //
-// Example (what `loom train` does; d12b's Trainer calls the same functions):
+// Example (tools/loom/launch.cpp and main.cpp do the first and last steps
+// for `loom train` / `loom evaluate`; the Trainer does the middle ones):
 //   loom::dist::init_process_group("auto");            // mpi under mpirun, else single
 //   loom::dist::ProcessGroup& pg = loom::dist::default_process_group();
-//   std::vector<float> g(n);                           // this rank's gradient
-//   pg.all_reduce(g.data(), n, loom::dist::DataType::f32, loom::dist::ReduceOp::mean);
-//   loom::dist::check_same_on_all_ranks("arguments", args_json);  // throws on mismatch
+//   loom::dist::check_same_on_all_ranks("parameters", {"wte.weight f32[50257,768]", ...});
+//   loss.backward();
+//   for (Tensor& g : grads) g = loom::all_reduce(g, ReduceOp::mean);  // in the step graph
+//   loom::lazy::mark_step();
+//   double n = examples; pg.all_reduce(&n, 1, DataType::f64, ReduceOp::sum);  // eval metrics
 //   loom::dist::run_main([&] { train(); });            // a throw ends every rank
 //
-// In a lazy graph use the op loom::all_reduce(tensor, op) (loom/ops.h): it
-// calls default_process_group() when the executable runs.
+// The all_reduce op (loom/collective.h) runs on graph_process_group(), a
+// duplicate of the default group, on the lazy executor's thread; direct calls
+// like the one above use default_process_group() from the main thread. The
+// two never match each other's collectives, so mixing them is safe as long as
+// each stream is issued in the same order on every rank.
 #pragma once
 
 #include <chrono>
@@ -98,6 +104,12 @@ class ProcessGroup {
   /// single rank, std::_Exit(code). Never returns. Print the message first.
   [[noreturn]] virtual void abort(int code) = 0;
 
+  /// A second group over the same ranks whose collectives never match this
+  /// one's (MPI_Comm_dup): collectives issued by two threads (the lazy
+  /// executor's all_reduce ops and direct calls on the main thread) must not
+  /// interleave in different orders on different ranks. Every rank calls it.
+  virtual std::unique_ptr<ProcessGroup> duplicate() = 0;
+
  protected:
   // What a backend implements; the public functions above add the metrics.
   virtual std::unique_ptr<Work> start_all_reduce(void* data, size_t count, DataType type,
@@ -124,6 +136,11 @@ ProcessGroup& init_process_group(std::string_view backend = "auto");
 bool is_initialized();
 /// The job's group: the initialized one, else a one-rank group.
 ProcessGroup& default_process_group();
+/// The group the all_reduce op's kernels use: default_process_group()'s
+/// duplicate() (made by init_process_group), so graph collectives, which run
+/// on the lazy executor's thread, stay apart from direct calls. Give it the
+/// same timeout (set_timeout) as the default group.
+ProcessGroup& graph_process_group();
 /// Shorthands for default_process_group().rank() / world_size().
 int rank();
 int world_size();

@@ -141,6 +141,14 @@ struct TrainingArguments {
   /// loom::Device spec such as "cpu:reference" or "lazy:cpu" is accepted).
   std::string device = "cpu";
 
+  // ---- Several processes (docs/distributed.md). ----
+  /// The ProcessGroup backend (loom/dist.h): "mpi", or unset / "auto" for
+  /// mpi when launched by mpirun, else one process (transformers' ddp_backend).
+  std::optional<std::string> ddp_backend;
+  /// Seconds a collective waits for the other ranks before the job fails
+  /// (transformers' ddp_timeout, default 1800).
+  int64_t ddp_timeout = 1800;
+
   // ---- By name. ----
 
   /// Sets the field `name` from its text form: bools accept

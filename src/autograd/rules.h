@@ -11,6 +11,7 @@ inline const Tensor& in(const GradNode& node, size_t i) { return node.inputs[i];
 
 std::vector<Tensor> grad_abs(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_add(const GradNode& node, const Tensor& g);
+std::vector<Tensor> grad_all_reduce(const GradNode& node, const Tensor& g);
 inline constexpr GradRule grad_arange = nullptr;
 inline constexpr GradRule grad_argmax = nullptr;
 std::vector<Tensor> grad_attention(const GradNode& node, const Tensor& g);

@@ -108,13 +108,15 @@ std::string rank_prefix() {
 }
 
 void run_main(const std::function<void()>& body) {
-  if (default_process_group().world_size() == 1) return body();
+  // The group is often made inside `body`: its size is read after the throw.
   try {
     body();
     return;
   } catch (const Error& e) {
+    if (world_size() == 1) throw;
     std::cerr << "loom: error: " << rank_prefix() << e.what() << std::endl;
   } catch (const std::exception& e) {
+    if (world_size() == 1) throw;
     std::cerr << "loom: internal error: " << rank_prefix() << e.what() << std::endl;
   }
   default_process_group().abort(1);

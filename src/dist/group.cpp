@@ -17,6 +17,11 @@ std::unique_ptr<ProcessGroup>& initialized_group() {
   return group;
 }
 
+std::unique_ptr<ProcessGroup>& initialized_graph_group() {
+  static std::unique_ptr<ProcessGroup> group;
+  return group;
+}
+
 ProcessGroup& single_group() {
   static std::unique_ptr<ProcessGroup> group = make_single_process_group();
   return *group;
@@ -79,6 +84,7 @@ ProcessGroup& init_process_group(std::string_view backend) {
     if (b.name != name) continue;
     LOOM_CHECK(b.make != nullptr, "[dist] ddp_backend ", name, ": ", b.missing);
     group = b.make();
+    initialized_graph_group() = group->duplicate();
     std::atexit(finalize);
     return *group;
   }
@@ -89,6 +95,11 @@ bool is_initialized() { return initialized_group() != nullptr; }
 
 ProcessGroup& default_process_group() {
   std::unique_ptr<ProcessGroup>& group = initialized_group();
+  return group ? *group : single_group();
+}
+
+ProcessGroup& graph_process_group() {
+  std::unique_ptr<ProcessGroup>& group = initialized_graph_group();
   return group ? *group : single_group();
 }
 

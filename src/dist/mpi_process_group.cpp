@@ -88,7 +88,7 @@ void divide_all(void* data, size_t count, int n) {
 // One MPI_Iallreduce; finishing converts 16-bit types back and applies mean.
 class MpiAllReduceWork final : public Work {
  public:
-  MpiAllReduceWork(void* data, size_t count, DataType type, ReduceOp op, int world,
+  MpiAllReduceWork(MPI_Comm comm, void* data, size_t count, DataType type, ReduceOp op, int world,
                    std::chrono::seconds timeout)
       : data_(data), count_(count), type_(type), op_(op), world_(world), timeout_(timeout) {
     void* buf = data;
@@ -101,7 +101,7 @@ class MpiAllReduceWork final : public Work {
     }
     std::lock_guard<std::mutex> lock(mpi_mutex());
     mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf, static_cast<int>(count), mpi_type(type),
-                             op == ReduceOp::max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD, &request_),
+                             op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm, &request_),
               "all_reduce");
   }
   ~MpiAllReduceWork() override {
@@ -164,28 +164,33 @@ class MpiAllReduceWork final : public Work {
 
 class MpiProcessGroup final : public ProcessGroup {
  public:
-  MpiProcessGroup() {
-    int inited = 0;
-    MPI_Initialized(&inited);
-    if (!inited) {
-      int provided = 0;
-      mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided),
-                "MPI_Init_thread");
-      g_mpi_initialized_here = true;
-      LOOM_CHECK(provided >= MPI_THREAD_SERIALIZED,
-                 "[dist] mpi: the MPI library gives thread level ", provided,
-                 " (needs MPI_THREAD_SERIALIZED or more)");
+  // A group over `comm` (MPI_COMM_WORLD, or a duplicate this group frees).
+  MpiProcessGroup(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiProcessGroup() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (owned_ && !finalized) MPI_Comm_free(&comm_);
+  }
+  std::unique_ptr<ProcessGroup> duplicate() override {
+    MPI_Comm dup;
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check(MPI_Comm_dup(comm_, &dup), "MPI_Comm_dup");
     }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    auto group = std::make_unique<MpiProcessGroup>(dup, true);
+    group->set_timeout(timeout());
+    return group;
   }
   int rank() const override { return rank_; }
   int world_size() const override { return size_; }
   std::string_view backend_name() const override { return "mpi"; }
   [[noreturn]] void abort(int code) override {
     std::cerr.flush();
-    MPI_Abort(MPI_COMM_WORLD, code);
+    MPI_Abort(comm_, code);
     std::_Exit(code);
   }
 
@@ -194,7 +199,7 @@ class MpiProcessGroup final : public ProcessGroup {
                                          ReduceOp op) override {
     LOOM_CHECK(count <= static_cast<size_t>(INT32_MAX), "[dist] all_reduce of ", count,
                " elements is over MPI's int count limit");
-    return std::make_unique<MpiAllReduceWork>(data, count, type, op, size_, timeout());
+    return std::make_unique<MpiAllReduceWork>(comm_, data, count, type, op, size_, timeout());
   }
   void do_broadcast(void* data, size_t nbytes, int root) override {
     LOOM_CHECK(nbytes <= static_cast<size_t>(INT32_MAX), "[dist] broadcast of ", nbytes,
@@ -202,8 +207,7 @@ class MpiProcessGroup final : public ProcessGroup {
     MPI_Request r;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
-      mpi_check(MPI_Ibcast(data, static_cast<int>(nbytes), MPI_BYTE, root, MPI_COMM_WORLD, &r),
-                "broadcast");
+      mpi_check(MPI_Ibcast(data, static_cast<int>(nbytes), MPI_BYTE, root, comm_, &r), "broadcast");
     }
     mpi_wait(r, timeout(), "broadcast");
   }
@@ -213,7 +217,7 @@ class MpiProcessGroup final : public ProcessGroup {
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
       mpi_check(MPI_Iallgather(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, out.data(),
-                               static_cast<int>(bytes.size()), MPI_BYTE, MPI_COMM_WORLD, &r),
+                               static_cast<int>(bytes.size()), MPI_BYTE, comm_, &r),
                 "all_gather");
     }
     mpi_wait(r, timeout(), "all_gather");
@@ -223,20 +227,35 @@ class MpiProcessGroup final : public ProcessGroup {
     MPI_Request r;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
-      mpi_check(MPI_Ibarrier(MPI_COMM_WORLD, &r), "barrier");
+      mpi_check(MPI_Ibarrier(comm_, &r), "barrier");
     }
     mpi_wait(r, timeout(), "barrier");
   }
 
  private:
+  MPI_Comm comm_;
+  bool owned_;
   int rank_ = 0;
   int size_ = 1;
 };
 
+// MPI_Init_thread unless MPI is already up (a host program initialized it).
+void mpi_init_once() {
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (inited) return;
+  int provided = 0;
+  mpi_check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+  g_mpi_initialized_here = true;
+  LOOM_CHECK(provided >= MPI_THREAD_SERIALIZED, "[dist] mpi: the MPI library gives thread level ",
+             provided, " (needs MPI_THREAD_SERIALIZED or more)");
+}
+
 }  // namespace
 
 std::unique_ptr<ProcessGroup> make_mpi_process_group() {
-  return std::make_unique<MpiProcessGroup>();
+  mpi_init_once();
+  return std::make_unique<MpiProcessGroup>(MPI_COMM_WORLD, false);
 }
 
 void finalize_mpi() {

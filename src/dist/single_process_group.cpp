@@ -19,6 +19,9 @@ class SingleProcessGroup final : public ProcessGroup {
   int world_size() const override { return 1; }
   std::string_view backend_name() const override { return "single"; }
   [[noreturn]] void abort(int code) override { std::_Exit(code); }
+  std::unique_ptr<ProcessGroup> duplicate() override {
+    return std::make_unique<SingleProcessGroup>();
+  }
 
  protected:
   std::unique_ptr<Work> start_all_reduce(void*, size_t, DataType, ReduceOp) override {

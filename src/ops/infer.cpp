@@ -389,6 +389,11 @@ TensorType infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs&
       LOOM_CHECK(a.shape.size() == 1 && a.shape[0] >= 0, "[arange] bad length ",
                  to_string(a.shape));
       return {a.shape, a.dtype};
+    case OpKind::k_all_reduce:
+      LOOM_CHECK(in[0].dtype != DType::boolean, "[all_reduce] dtype bool is not supported");
+      LOOM_CHECK(a.index == 0 || a.index == 1, "[all_reduce] reduce op ", a.index,
+                 " is not sum (0) or mean (1)");
+      return in[0];
     case OpKind::k_dropout:
       LOOM_CHECK(in[1].dtype == DType::i64 && in[1].shape == Shape{2},
                  "[dropout] generator state must be int64[2]");

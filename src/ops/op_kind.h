@@ -9,18 +9,22 @@ namespace loom::ops {
 
 /// Traits of an op kind (bit flags).
 enum OpTrait : uint32_t {
-  kUnary = 1u << 0,       // elementwise, one operand
-  kBinary = 1u << 1,      // elementwise with NumPy broadcasting, two operands
-  kTernary = 1u << 2,     // elementwise with broadcasting, three operands (where)
-  kCompare = 1u << 3,     // result dtype is bool
-  kReduce = 1u << 4,      // reduces `axes` (all when empty), optional keepdim
-  kShape = 1u << 5,       // moves data without arithmetic (reshape, permute, ...)
-  kIndex = 1u << 6,       // gathers or scatters along an axis with an index operand
-  kMatmul = 1u << 7,      // (batched) matrix product
-  kComposite = 1u << 8,   // has a decomposition into simpler ops
-  kRandom = 1u << 9,      // reads a Philox (seed, offset) generator operand
-  kNullary = 1u << 10,    // no operands (constants, arange)
-  kNondiff = 1u << 11,    // no gradient flows through it
+  kUnary = 1u << 0,      // elementwise, one operand
+  kBinary = 1u << 1,     // elementwise with NumPy broadcasting, two operands
+  kTernary = 1u << 2,    // elementwise with broadcasting, three operands (where)
+  kCompare = 1u << 3,    // result dtype is bool
+  kReduce = 1u << 4,     // reduces `axes` (all when empty), optional keepdim
+  kShape = 1u << 5,      // moves data without arithmetic (reshape, permute, ...)
+  kIndex = 1u << 6,      // gathers or scatters along an axis with an index operand
+  kMatmul = 1u << 7,     // (batched) matrix product
+  kComposite = 1u << 8,  // has a decomposition into simpler ops
+  kRandom = 1u << 9,     // reads a Philox (seed, offset) generator operand
+  kNullary = 1u << 10,   // no operands (constants, arange)
+  kNondiff = 1u << 11,   // no gradient flows through it
+  // Communicates with the other ranks when it runs (all_reduce): a side
+  // effect, so passes never merge (CSE), drop (DCE) or fold it, and every
+  // rank runs its collectives in program order.
+  kCollective = 1u << 12,
 };
 
 enum class OpKind : uint16_t {
@@ -34,7 +38,7 @@ inline constexpr int kNumOps = 0
 #include "ops/ops.def"
 #undef LOOM_OP
     ;
-static_assert(kNumOps == 61, "ops.def changed: update this count and the op test table");
+static_assert(kNumOps == 62, "ops.def changed: update this count and the op test table");
 
 /// The op's name as written in ops.def, e.g. "matmul".
 std::string_view op_name(OpKind op);

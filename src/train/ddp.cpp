@@ -1,11 +1,13 @@
 // The Trainer's data-parallel seam over dist::default_process_group() (see
-// ddp.h). Until the all_reduce op is in ops.def the traced reductions take a
-// host round trip (a sync of `x`); with the op they are graph nodes.
+// ddp.h): the traced reductions are the all_reduce op (loom/collective.h,
+// graph nodes run by the executor on dist::graph_process_group()); the host
+// ones call the group directly.
 #include "train/ddp.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "loom/collective.h"
 #include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/ops.h"
@@ -15,25 +17,12 @@ namespace loom::train {
 int64_t ddp_rank() { return dist::rank(); }
 int64_t ddp_world_size() { return dist::world_size(); }
 
-namespace {
-
-Tensor ddp_host_all_reduce(const Tensor& x, dist::ReduceOp op) {
-  if (ddp_world_size() == 1) return x;
-  const Device device = x.device();
-  Tensor h = x.to(Device("cpu"));
-  const DType dt = h.dtype();
-  if (dt != DType::f32) h = h.to(DType::f32);
-  std::vector<float> v = h.to_vector<float>();
-  dist::default_process_group().all_reduce(v.data(), v.size(), dist::DataType::f32, op);
-  Tensor out = from_blob(v.data(), x.shape(), DType::f32);
-  if (dt != DType::f32) out = out.to(dt);
-  return out.to(device);
+Tensor all_reduce_mean(const Tensor& x) {
+  return ddp_world_size() == 1 ? x : all_reduce(x, dist::ReduceOp::mean);
 }
-
-}  // namespace
-
-Tensor all_reduce_mean(const Tensor& x) { return ddp_host_all_reduce(x, dist::ReduceOp::mean); }
-Tensor all_reduce_sum(const Tensor& x) { return ddp_host_all_reduce(x, dist::ReduceOp::sum); }
+Tensor all_reduce_sum(const Tensor& x) {
+  return ddp_world_size() == 1 ? x : all_reduce(x, dist::ReduceOp::sum);
+}
 
 std::vector<double> host_all_reduce_sum(std::vector<double> values) {
   if (ddp_world_size() > 1 && !values.empty())

@@ -105,6 +105,10 @@ const std::vector<Field>& field_table() {
       {"data_seed", &TA::data_seed, "Seed of the data shuffle (default: seed)."},
       {"bf16", &TA::bf16, "bf16 autocast for matmuls and attention."},
       {"device", &TA::device, "cpu (eager) or lazy (traced and compiled)."},
+      {"ddp_backend", &TA::ddp_backend,
+       "Several processes: mpi, or auto (default: mpi under mpirun, else one process)."},
+      {"ddp_timeout", &TA::ddp_timeout,
+       "Seconds a collective waits for the other ranks before the job fails."},
   };
   return table;
 }

@@ -159,6 +159,9 @@ void validate_best_model(const TrainingArguments& a) {
 
 void validate_misc(const TrainingArguments& a) {
   LOOM_CHECK(!a.output_dir.empty(), "[TrainingArguments] output_dir: must not be empty");
+  // transformers also names nccl, gloo, ccl, hccl, cncl, mccl: not loom's engines.
+  if (a.ddp_backend) check_one_of("ddp_backend", *a.ddp_backend, {"auto", "mpi"});
+  check_positive_int("ddp_timeout", a.ddp_timeout);
   LOOM_CHECK(a.seed >= 0, "[TrainingArguments] seed: must be >= 0, got ", a.seed);
   LOOM_CHECK(!a.data_seed || *a.data_seed >= 0, "[TrainingArguments] data_seed: must be >= 0, got ",
              *a.data_seed);

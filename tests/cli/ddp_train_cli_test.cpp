@@ -271,15 +271,15 @@ TEST_F(DdpTrainCli, MismatchedFlagsOrModelOnOneRankStopAtStartUp) {
     EXPECT_NE(code, 124) << "hung";
     return read_cli_file(err);
   };
+  // Caught by the launch check of the given flags (tools/loom/launch.h)
+  // before any data is read; the Trainer compares the resolved arguments and
+  // the parameters again (a different model behind the same flags).
   const std::string args = mpmd({"--learning_rate", "0.4"});
-  EXPECT_NE(args.find("training arguments differ between ranks"), std::string::npos) << args;
+  EXPECT_NE(args.find("arguments differ between ranks"), std::string::npos) << args;
   EXPECT_NE(args.find("learning_rate"), std::string::npos) << args;
-  const std::string model =
-      mpmd({"--config_overrides",
-            "n_layer=2,n_embd=16,n_head=2,n_positions=32,resid_pdrop=0,embd_pdrop=0,attn_pdrop=0,"
-            "n_inner=32"});
-  EXPECT_NE(model.find("parameters differ between ranks"), std::string::npos) << model;
-  EXPECT_NE(model.find("mlp.c_fc.weight"), std::string::npos) << model;
+  const std::string model = mpmd({"--config_overrides", "n_layer=1,n_embd=16,n_head=2"});
+  EXPECT_NE(model.find("differ between ranks"), std::string::npos) << model;
+  EXPECT_NE(model.find("n_layer=1"), std::string::npos) << model;
 }
 
 TEST_F(DdpTrainCli, FailedSaveOnRankZeroEndsTheJob) {

@@ -126,5 +126,6 @@ void add_reduce_matmul_cases(std::vector<OpCase>& table);
 void add_shape_index_cases(std::vector<OpCase>& table);
 void add_nn_cases(std::vector<OpCase>& table);
 void add_cross_entropy_grad_cases(std::vector<OpCase>& table);
+void add_collective_cases(std::vector<OpCase>& table);  // all_reduce (one rank: identity)
 
 }  // namespace loom::optest

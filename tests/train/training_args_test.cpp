@@ -200,7 +200,9 @@ TEST(TrainingArguments, FieldsListTheIssueArguments) {
                         "dataloader_num_workers",
                         "dataloader_drop_last",
                         "disable_tqdm",
-                        "device"})
+                        "device",
+                        "ddp_backend",
+                        "ddp_timeout"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   for (const auto& f : TrainingArguments::fields()) EXPECT_FALSE(f.help.empty()) << f.name;
 }
@@ -265,6 +267,8 @@ TEST(TrainingArguments, ValidateRejectsNamingTheArgument) {
       {"eval_steps", [](auto& a) { a.eval_strategy = "steps", a.eval_steps = 2.5; }},
       {"optim", [](auto& a) { a.optim = "adafactor"; }},
       {"device", [](auto& a) { a.device = "tpu"; }},
+      {"ddp_backend", [](auto& a) { a.ddp_backend = "nccl"; }},  // transformers' name, not loom's
+      {"ddp_timeout", [](auto& a) { a.ddp_timeout = 0; }},
       {"output_dir", [](auto& a) { a.output_dir = ""; }},
       {"dataloader_num_workers", [](auto& a) { a.dataloader_num_workers = -1; }},
       {"seed", [](auto& a) { a.seed = -3; }},

@@ -14,6 +14,7 @@
 #include "flags.h"
 #include "job.h"
 #include "job_args.h"
+#include "launch.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 #include "train/checkpoint_files.h"
@@ -32,6 +33,7 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
   // (they would land in ./trainer_output/runs/, or fail where it is read-only).
   if (!cmd.given.count("output_dir")) args.report_to = "none";
   args.validate();
+  start_ranks(cmd, args);  // launch.h
   // An unusable --output_dir fails now, naming the flag, not after evaluating.
   if (cmd.given.count("output_dir")) train::check_output_dir_writable(args.output_dir);
   PreparedJob job = prepare_job(cmd, args, /*want_train=*/false, /*want_eval=*/true);

@@ -3,7 +3,9 @@
 // parses argv and runs the chosen subcommand.
 // Assumes LOOM_VERSION is defined by the build (CMake's project version).
 // Exit codes: 0 success, 1 a user error (loom::Error or bad flags), 2 an
-// unexpected internal failure.
+// unexpected internal failure. In a job of several ranks (mpirun) an error
+// line names the rank ("loom: error: [rank 1] ...") and ends the whole job
+// (dist::ProcessGroup::abort: the other ranks die even inside a collective).
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -12,6 +14,7 @@
 
 #include "commands.h"
 #include "core/edit_distance.h"
+#include "loom/dist.h"
 #include "loom/error.h"
 
 #ifndef LOOM_VERSION
@@ -53,6 +56,12 @@ std::string missing_subcommand_message(CLI::App& app) {
   return "a subcommand is required (" + names + "; see loom --help)";
 }
 
+// With several ranks, a failing rank ends the job (MPI_Abort) so that no
+// other rank waits forever in a collective; one rank just returns.
+void end_other_ranks(int code) {
+  if (loom::dist::world_size() > 1) loom::dist::default_process_group().abort(code);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,13 +96,17 @@ int main(int argc, char** argv) {
     std::cerr << "loom: error: " << e.what() << "\n";
     return 1;
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "loom: error: " << e.what() << "\n";  // a path the user gave
+    std::cerr << "loom: error: " << loom::dist::rank_prefix() << e.what()
+              << std::endl;  // a path the user gave
+    end_other_ranks(1);
     return 1;
   } catch (const loom::Error& e) {
-    std::cerr << "loom: error: " << e.what() << "\n";
+    std::cerr << "loom: error: " << loom::dist::rank_prefix() << e.what() << std::endl;
+    end_other_ranks(1);
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "loom: internal error: " << e.what() << "\n";
+    std::cerr << "loom: internal error: " << loom::dist::rank_prefix() << e.what() << std::endl;
+    end_other_ranks(2);
     return 2;
   }
   return 0;

@@ -21,7 +21,7 @@
 #include "flags.h"
 #include "job.h"
 #include "job_args.h"
-#include "loom/dist.h"
+#include "launch.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 #include "plot.h"
@@ -89,11 +89,12 @@ void write_text(const std::string& path, const std::string& text) {
   LOOM_CHECK(out.good(), "[loom train] ", path, ": cannot write file");
 }
 
-void run_train_job(const FlagSet& flags, const CLI::App& app) {
+void run_train(const FlagSet& flags, const CLI::App& app) {
   JobCommand cmd = parse_job_command(flags, app, "loom train");
   TrainingArguments args = cmd.training;
   args.do_train = true;
-  args.validate();  // fail on bad arguments before loading any data
+  args.validate();         // fail on bad arguments before loading any data
+  start_ranks(cmd, args);  // launch.h: every rank of an mpirun job, same flags
   // One run per output_dir (train/output_dir_lock.h), held until the end;
   // data parallel: by rank 0, for the job (the others share the directory).
   const bool zero = train::is_world_process_zero();
@@ -148,14 +149,6 @@ void run_train_job(const FlagSet& flags, const CLI::App& app) {
     }
     std::printf("TensorBoard event files in %s\n", args.logging_dir->c_str());
   }
-}
-
-// Under mpirun: one rank of a data-parallel job (dist::init_process_group
-// "auto" picks mpi there); a throw on any rank ends the whole job with that
-// rank's message (dist::run_main), never a hang in a collective.
-void run_train(const FlagSet& flags, const CLI::App& app) {
-  dist::init_process_group("auto");
-  dist::run_main([&] { run_train_job(flags, app); });
 }
 
 }  // namespace

@@ -65,6 +65,8 @@ void permute_copy(const void* src, const Shape& shape, const std::vector<int64_t
                   size_t esize, void* dst);
 // random.cpp
 void cpu_dropout(const OpCall& call);
+// all_reduce.cpp: copies the operand and reduces it over the process group.
+void cpu_all_reduce(const OpCall& call);
 void cpu_uniform(const OpCall& call);
 void cpu_normal(const OpCall& call);
 

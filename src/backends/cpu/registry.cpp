@@ -61,6 +61,8 @@ Kernel optimized_kernel(ops::OpKind op) {
       return cpu_concat;
     case OpKind::k_dropout:
       return cpu_dropout;
+    case OpKind::k_all_reduce:
+      return cpu_all_reduce;
     case OpKind::k_uniform:
       return cpu_uniform;
     case OpKind::k_normal:

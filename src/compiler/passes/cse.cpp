@@ -1,6 +1,8 @@
 // CSE: an instr identical to an earlier one (op, attributes, type, operands)
 // is replaced by it. Random ops are pure functions of their generator
 // operand, so they are merged only when that operand is the same value.
+// Collectives (all_reduce) are never merged: each is a rendezvous with the
+// other ranks, which run theirs one by one.
 #include <unordered_map>
 
 #include "compiler/pass.h"
@@ -23,10 +25,12 @@ class Cse final : public Pass {
       Hash128 h = ir::instr_hash(in);
       for (int v : in.operands) h = hash_combine(h, static_cast<uint64_t>(v));
       int id = first + static_cast<int>(i);
+      if (ops::has_trait(in.op, ops::kCollective)) continue;  // each one talks to the other ranks
       bool merged = false;
       for (int other : seen[h]) {
         const ir::Instr& o = g.instr_of(other);
-        if (o.op == in.op && o.attrs == in.attrs && o.type == in.type && o.operands == in.operands) {
+        if (o.op == in.op && o.attrs == in.attrs && o.type == in.type &&
+            o.operands == in.operands) {
           replace[id] = other;
           merged = changed = true;
           break;

@@ -1,6 +1,7 @@
 // DCE: drops instrs whose values reach no output, and renumbers the rest.
 // Inputs are kept even when unused (their positions are the executable's
-// calling convention).
+// calling convention). Collectives (all_reduce) are kept even when unused:
+// the other ranks wait for them.
 #include "compiler/pass.h"
 
 namespace loom::compiler {
@@ -13,6 +14,8 @@ class Dce final : public Pass {
     int first = static_cast<int>(g.inputs.size());
     std::vector<bool> live(g.num_values(), false);
     for (int v : g.outputs) live[v] = true;
+    for (size_t i = 0; i < g.instrs.size(); ++i)
+      if (ops::has_trait(g.instrs[i].op, ops::kCollective)) live[first + i] = true;
     for (int i = static_cast<int>(g.instrs.size()) - 1; i >= 0; --i)
       if (live[first + i])
         for (int v : g.instrs[i].operands) live[v] = true;

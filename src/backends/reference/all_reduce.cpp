@@ -1,0 +1,11 @@
+// Reference all_reduce: the operand copied, then reduced over the process
+// group (backends/all_reduce_kernel.h); on one rank the identity, which is the
+// oracle the op tests check the cpu kernel against.
+#include "backends/all_reduce_kernel.h"
+#include "backends/reference/reference.h"
+
+namespace loom::backends::reference {
+
+void ref_all_reduce(const OpCall& c) { run_all_reduce(c); }
+
+}  // namespace loom::backends::reference

@@ -1,0 +1,182 @@
+// loom_dist_worker: the program the multi-rank tests start under mpirun
+// (tests/dist/CMakeLists via the root CMakeLists; mpi_case.sh checks its
+// exit code, run time and output). One scenario per first argument:
+//   collectives   every ProcessGroup collective and the all_reduce op (eager,
+//                 lazy, gradient) against values computed here; prints "ok"
+//   throw         rank 1 throws a loom::Error while the others wait in a
+//                 barrier: the job must end non-zero with "[rank 1] ..."
+//   kill          rank 1 SIGKILLs itself while the others wait in an all_reduce
+//   timeout       rank 1 never joins; the others' barrier times out (2 s)
+//   mismatch      rank 1 has a different parameter list: check_same_on_all_ranks
+//                 must throw naming rank 1 and the first differing item
+// Uses only the public API. Exit 0 when the scenario's checks pass.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include "loom/collective.h"
+#include "loom/dist.h"
+#include "loom/error.h"
+#include "loom/lazy.h"
+#include "loom/metrics.h"
+#include "loom/ops.h"
+#include "loom/tensor.h"
+
+namespace {
+
+using loom::dist::DataType;
+using loom::dist::ReduceOp;
+
+int g_failures = 0;
+
+void expect_near(double got, double want, const std::string& what) {
+  double tol = 1e-6 * std::max(1.0, std::abs(want));
+  if (std::abs(got - want) <= tol) return;
+  std::fprintf(stderr, "[rank %d] %s: got %.9g, want %.9g\n", loom::dist::rank(), what.c_str(), got,
+               want);
+  ++g_failures;
+}
+
+// Rank r holds x_i = (r + 1) * (i + 1); the sum over ranks is S * (i + 1)
+// with S = n(n+1)/2, the mean S/n * (i + 1), the max n * (i + 1).
+void check_buffer_collectives(loom::dist::ProcessGroup& pg) {
+  int r = pg.rank(), n = pg.world_size();
+  double s = n * (n + 1) / 2.0;
+  const size_t count = 37;
+  for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean, ReduceOp::max}) {
+    double scale = op == ReduceOp::sum ? s : op == ReduceOp::mean ? s / n : n;
+    std::string name = loom::dist::reduce_op_name(op);
+    std::vector<float> f(count);
+    std::vector<double> d(count);
+    std::vector<int64_t> l(count);
+    std::vector<uint16_t> b(count);
+    for (size_t i = 0; i < count; ++i) {
+      f[i] = static_cast<float>((r + 1) * (i + 1));
+      d[i] = (r + 1) * (i + 1);
+      l[i] = (r + 1) * static_cast<int64_t>(i + 1) * 6;  // mean stays integral for n = 2, 3
+      b[i] = loom::float_to_bf16(static_cast<float>((r + 1) * (i % 8 + 1)));
+    }
+    pg.all_reduce(f.data(), count, DataType::f32, op);
+    auto work = pg.all_reduce_async(d.data(), count, DataType::f64, op);
+    pg.all_reduce(l.data(), count, DataType::i64, op);
+    pg.all_reduce(b.data(), count, DataType::bf16, op);
+    work->wait();
+    for (size_t i = 0; i < count; ++i) {
+      expect_near(f[i], scale * (i + 1), "f32 " + name);
+      expect_near(d[i], scale * (i + 1), "f64 async " + name);
+      expect_near(static_cast<double>(l[i]), scale * (i + 1) * 6, "i64 " + name);
+      double want_b =
+          loom::bf16_to_float(loom::float_to_bf16(static_cast<float>(scale * (i % 8 + 1))));
+      expect_near(loom::bf16_to_float(b[i]), want_b, "bf16 " + name);
+    }
+  }
+  std::vector<int32_t> v = {r == 1 ? 41 : -1, r == 1 ? 42 : -2};
+  pg.broadcast(v.data(), v.size() * sizeof(int32_t), 1);
+  expect_near(v[0], 41, "broadcast[0]");
+  expect_near(v[1], 42, "broadcast[1]");
+  std::vector<uint8_t> mine = {static_cast<uint8_t>(r), static_cast<uint8_t>(10 + r)};
+  std::vector<uint8_t> all = pg.all_gather(mine);
+  if (all.size() != 2u * n) ++g_failures;
+  for (int k = 0; k < n && all.size() == 2u * n; ++k) {
+    expect_near(all[2 * k], k, "all_gather rank byte");
+    expect_near(all[2 * k + 1], 10 + k, "all_gather second byte");
+  }
+  pg.barrier();
+}
+
+// The all_reduce op on the eager cpu device and on the lazy device (twice:
+// the second step must be a cache hit, one all_reduce per step), and its
+// gradient: d/dx sum(all_reduce(x) * w_r) = all_reduce(w) (sum).
+void check_all_reduce_op(loom::dist::ProcessGroup& pg) {
+  int r = pg.rank(), n = pg.world_size();
+  double s = n * (n + 1) / 2.0;
+  for (const char* dev : {"cpu", "lazy", "lazy:sim"}) {
+    for (int step = 0; step < 2; ++step) {
+      int64_t count_before = loom::metrics::counter("AllReduceCount");
+      loom::Tensor x = loom::tensor({1.f * (r + 1), 2.f * (r + 1), 3.f * (r + 1)}, {3}, dev);
+      loom::Tensor sum = loom::all_reduce(x);
+      loom::Tensor mean = loom::all_reduce(x, ReduceOp::mean);
+      loom::lazy::mark_step();
+      std::vector<float> vs = sum.to_vector<float>(), vm = mean.to_vector<float>();
+      for (int i = 0; i < 3; ++i) {
+        expect_near(vs[i], s * (i + 1), std::string(dev) + " all_reduce sum");
+        expect_near(vm[i], s / n * (i + 1), std::string(dev) + " all_reduce mean");
+      }
+      expect_near(static_cast<double>(loom::metrics::counter("AllReduceCount") - count_before), 2,
+                  std::string(dev) + " AllReduceCount per step");
+    }
+  }
+  loom::Tensor x = loom::tensor({1.f, 2.f}, {2}, "lazy");
+  x.requires_grad_(true);
+  loom::Tensor w = loom::tensor({1.f * (r + 1), -1.f}, {2}, "lazy");
+  loom::Tensor loss = loom::sum(loom::all_reduce(x) * w);
+  loss.backward();
+  std::vector<float> g = x.grad().to_vector<float>();
+  expect_near(g[0], s, "gradient of all_reduce sum [0]");
+  expect_near(g[1], -n, "gradient of all_reduce sum [1]");
+}
+
+int run_collectives() {
+  loom::dist::ProcessGroup& pg = loom::dist::init_process_group("auto");
+  loom::dist::LaunchEnv env = loom::dist::launch_env();
+  expect_near(pg.rank(), env.rank, "rank from the environment");
+  expect_near(pg.world_size(), env.world_size, "world size from the environment");
+  check_buffer_collectives(pg);
+  check_all_reduce_op(pg);
+  loom::dist::check_same_on_all_ranks("arguments", std::string("--learning_rate 1e-3"));
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  if (g_failures == 0)
+    std::printf("[rank %d] ok: %d ranks, backend %s, host %s\n", pg.rank(), pg.world_size(),
+                std::string(pg.backend_name()).c_str(), host);
+  return g_failures == 0 ? 0 : 1;
+}
+
+void run_fault(const std::string& scenario) {
+  loom::dist::ProcessGroup& pg = loom::dist::init_process_group("auto");
+  if (scenario == "timeout") pg.set_timeout(std::chrono::seconds(2));
+  pg.barrier();
+  if (scenario == "throw") {
+    if (pg.rank() == 1) loom::fail("[train] bad batch 7: token id 99 is out of range");
+    pg.barrier();  // the others wait here until the abort ends them
+  } else if (scenario == "kill") {
+    if (pg.rank() == 1) std::raise(SIGKILL);
+    float v = 1;
+    pg.all_reduce(&v, 1, DataType::f32, ReduceOp::sum);
+  } else if (scenario == "timeout") {
+    if (pg.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(30));
+    pg.barrier();
+  } else if (scenario == "mismatch") {
+    std::vector<std::string> params = {"wte.weight f32[10,8]", "ln_f.weight f32[8]"};
+    if (pg.rank() == 1) params[1] = "ln_f.weight f32[9]";
+    loom::dist::check_same_on_all_ranks("parameters", params);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string scenario = argc > 1 ? argv[1] : "";
+  if (scenario == "collectives") {
+    int rc = 1;
+    loom::dist::run_main([&] { rc = run_collectives(); });
+    return rc;
+  }
+  if (scenario == "throw" || scenario == "kill" || scenario == "timeout" ||
+      scenario == "mismatch") {
+    try {
+      loom::dist::run_main([&] { run_fault(scenario); });
+    } catch (const loom::Error& e) {  // one rank: run_main lets it through
+      std::fprintf(stderr, "loom: error: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "usage: loom_dist_worker collectives|throw|kill|timeout|mismatch\n");
+  return 2;
+}
