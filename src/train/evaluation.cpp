@@ -107,6 +107,29 @@ std::vector<double> ordered_batch_losses(const std::vector<Tensor>& batch_losses
   return out;
 }
 
+// The whole set's loss sum, sample count and whether any batch had a loss.
+// The batches' losses are summed on the host in f64, in batch order; data
+// parallel: in the order of the interleaved shards (rank 0's first batch,
+// rank 1's first, ...), which with per_device_eval_batch_size 1 is dataset
+// order, so the sum is bit for bit that of one process. Every rank calls
+// the gather and the all-reduce, whatever its batch count.
+struct EvalSums {
+  double loss_sum = 0;
+  int64_t observed = 0;
+  bool has_loss = false;
+};
+
+EvalSums combine_eval_sums(const std::vector<Tensor>& batch_losses, int64_t observed,
+                           bool has_loss) {
+  EvalSums out;
+  for (double v : ordered_batch_losses(batch_losses)) out.loss_sum += v;
+  std::vector<double> counts = {static_cast<double>(observed), has_loss ? 1.0 : 0.0};
+  if (train::ddp_world_size() > 1) counts = train::host_all_reduce_sum(std::move(counts));
+  out.observed = static_cast<int64_t>(counts[0]);
+  out.has_loss = counts[1] > 0;
+  return out;
+}
+
 }  // namespace
 
 Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
@@ -146,23 +169,12 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
   }
   stream.reset();
   LoopOutput o;
-  // The batches' losses are summed on the host in f64, in batch order; data
-  // parallel: in the order of the interleaved shards (rank 0's first batch,
-  // rank 1's first, ...), which with per_device_eval_batch_size 1 is dataset
-  // order, so the sum is bit for bit that of one process. Every rank calls
-  // the gather and the all-reduce, whatever its batch count.
-  std::vector<double> sums = {0.0, static_cast<double>(observed), has_loss ? 1.0 : 0.0};
-  for (double v : ordered_batch_losses(batch_losses)) sums[0] += v;
-  if (train::ddp_world_size() > 1) {
-    const double loss_sum = sums[0];
-    sums = train::host_all_reduce_sum(std::move(sums));
-    sums[0] = loss_sum;
-  }
-  observed = static_cast<int64_t>(sums[1]);
-  has_loss = sums[2] > 0;
-  o.num_samples = observed;
-  const double mean_loss =
-      has_loss && observed > 0 ? sums[0] / observed : std::numeric_limits<double>::quiet_NaN();
+  const EvalSums sums = combine_eval_sums(batch_losses, observed, has_loss);
+  o.num_samples = sums.observed;
+  const double mean_loss = sums.has_loss && sums.observed > 0
+                               ? sums.loss_sum / static_cast<double>(sums.observed)
+                               : std::numeric_limits<double>::quiet_NaN();
+  has_loss = sums.has_loss;
   o.predictions = gather_rows(concat_padded(preds));
   o.label_ids = gather_rows(concat_padded(labels));
   if (options.compute_metrics) {

@@ -271,8 +271,7 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
     std::vector<data::Batch> window =
         next_window(*stream, u != p.num_update_steps_per_epoch - 1 ? ga : remainder);
     if (window.empty()) break;
-    // Data parallel: the label tokens of all ranks' windows (HF's
-    // average_tokens_across_devices), also for a window of one.
+    // Data parallel: all ranks' label tokens, also for a window of one (HF).
     const bool count = window.size() > 1 || train::ddp_world_size() > 1;
     const Tensor num_items = count ? count_items(window) : Tensor();
     for (size_t i = 0; i < window.size(); ++i) {
