@@ -50,6 +50,9 @@ struct TrainingArguments {
   int64_t gradient_accumulation_steps = 1;
   bool dataloader_drop_last = false;
   int64_t dataloader_num_workers = 0;
+  /// Data parallel (mpirun -np N): gradients are all-reduced in buckets of at
+  /// most this many MiB, in reverse parameter order (torch DDP's bucket_cap_mb).
+  double ddp_bucket_cap_mb = 25;
 
   // ---- Optimizer (AdamW, torch's update) and schedule. ----
   /// "adamw_torch", "adamw_torch_fused" (the same AdamW here) or "sgd".

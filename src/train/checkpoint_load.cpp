@@ -3,10 +3,12 @@
 // load_best_model_at_end. Beyond transformers, the running loss since the
 // last log and the generator state are restored too, so a resumed run logs
 // the same losses as an uninterrupted one.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
 #include "train/checkpoint_files.h"
+#include "train/ddp.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -21,6 +23,29 @@ void require_file(const fs::path& dir, const std::string& name, bool save_only_m
     fail("[Trainer] checkpoint ", dir.string(), " has no ", name,
          " (saved with save_only_model? such checkpoints cannot be resumed)");
   fail("[Trainer] checkpoint ", dir.string(), " has no ", name);
+}
+
+// Ranks that wrote checkpoint `d`: its rng_state_<k>.json files (1 when none).
+int64_t checkpoint_world_size(const fs::path& d) {
+  int64_t n = 0;
+  std::error_code ec;
+  while (fs::is_regular_file(d / ("rng_state_" + std::to_string(n) + ".json"), ec)) ++n;
+  return std::max<int64_t>(n, 1);
+}
+
+// Data parallel: this rank's rng_state_<rank>.json; rng_state.json (rank
+// 0's) when the checkpoint was written by fewer ranks or by one (a warning).
+fs::path rank_rng_file(const fs::path& d) {
+  const int64_t rank = train::ddp_rank();
+  if (train::ddp_world_size() == 1) return d / "rng_state.json";
+  const fs::path mine = d / ("rng_state_" + std::to_string(rank) + ".json");
+  std::error_code ec;
+  if (fs::is_regular_file(mine, ec)) return mine;
+  std::fprintf(stderr,
+               "[Trainer] warning: rank %lld: %s has no %s (saved with another world size?): "
+               "starting from rank 0's state; the data order does not continue exactly\n",
+               static_cast<long long>(rank), d.string().c_str(), mine.filename().c_str());
+  return d / "rng_state.json";
 }
 
 }  // namespace
@@ -48,12 +73,19 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
                  loaded.best_model_checkpoint->c_str(), dir.c_str());
     loaded.best_model_checkpoint.reset();
   }
-  if (loaded.train_batch_size && *loaded.train_batch_size != args.per_device_train_batch_size)
+  // The global batch (per device x ranks) decides the data order: the ranks'
+  // shards interleave one permutation, so 2 ranks x 4 continue as 1 x 8.
+  const int64_t saved_world = checkpoint_world_size(d);
+  const int64_t world = train::ddp_world_size();
+  if (loaded.train_batch_size &&
+      *loaded.train_batch_size * saved_world != args.per_device_train_batch_size * world)
     std::fprintf(stderr,
-                 "[Trainer] warning: %s was trained with batch size %lld, this run uses "
-                 "%lld; the data order will not continue exactly\n",
+                 "[Trainer] warning: %s was trained with batch size %lld on %lld rank(s), this "
+                 "run uses %lld on %lld; the data order will not continue exactly\n",
                  dir.c_str(), static_cast<long long>(*loaded.train_batch_size),
-                 static_cast<long long>(args.per_device_train_batch_size));
+                 static_cast<long long>(saved_world),
+                 static_cast<long long>(args.per_device_train_batch_size),
+                 static_cast<long long>(world));
   const auto stateful = loaded.stateful_callbacks;
   state.epoch = loaded.epoch;
   state.global_step = loaded.global_step;
@@ -74,8 +106,9 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   model->load_saved_weights(dir, device, popt);
   optimizer->load((d / "optimizer.safetensors").string());
   scheduler->load((d / "scheduler.json").string());
-  const train::RngState r = train::parse_rng_state(
-      train::read_text_file((d / "rng_state.json").string()), (d / "rng_state.json").string());
+  const fs::path rng_file = rank_rng_file(d);
+  const train::RngState r =
+      train::parse_rng_state(train::read_text_file(rng_file.string()), rng_file.string());
   if (r.sampler_seed != args.sampler_seed())
     std::fprintf(stderr, "[Trainer] warning: %s shuffled with seed %llu, this run uses %llu\n",
                  dir.c_str(), static_cast<unsigned long long>(r.sampler_seed),

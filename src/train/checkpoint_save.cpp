@@ -4,6 +4,7 @@
 // output_dir/tmp-checkpoint-<step>, which is fsynced and renamed to
 // checkpoint-<step>; then old checkpoints are rotated out (never the one
 // just written). A save that fails removes its tmp-checkpoint-<step>.
+// Data parallel: only rank 0 writes; rng_state_<rank>.json holds each rank's.
 // Also save_model's
 // file writing. Assumes the lazy step was cut (mark_step) before a save, so
 // reading the running loss does not trace an extra graph.
@@ -13,6 +14,7 @@
 
 #include "loom/lazy.h"
 #include "train/checkpoint_files.h"
+#include "train/ddp.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -62,6 +64,11 @@ void Trainer::Impl::write_checkpoint_files(const std::string& tmp_dir) {
     r.total_loss_scalar = total_loss_scalar;
     train::write_text_file((tmp / "rng_state.json").string(), train::rng_state_json(r));
     train::checkpoint_file_written("rng_state.json");
+    // Data parallel: every rank's state as rng_state_<rank>.json (HF's
+    // rng_state_{process_index}.pth); rng_state.json is rank 0's.
+    for (size_t k = 0; k < rank_rng_states.size() && rank_rng_states.size() > 1; ++k)
+      train::write_text_file((tmp / ("rng_state_" + std::to_string(k) + ".json")).string(),
+                             rank_rng_states[k]);
   }
   for (const auto& cb : callbacks)
     if (auto s = cb->state_json()) state.stateful_callbacks[cb->name()] = *s;
@@ -72,15 +79,34 @@ void Trainer::Impl::write_checkpoint_files(const std::string& tmp_dir) {
   train::checkpoint_file_written("training_args.json");
 }
 
+// Data parallel: the collectives of a save, called by every rank (a save is
+// decided from the global step, the same on all ranks). The running loss
+// becomes the ranks' mean on every rank — the logged mean is unchanged, and
+// a run resumed on any number of ranks logs it right — and each rank's
+// rng_state JSON is gathered for rank 0 to write.
+void Trainer::Impl::gather_rank_states() {
+  rank_rng_states.clear();
+  if (train::ddp_world_size() == 1 || args.save_only_model) return;
+  tr_loss = train::all_reduce_mean(tr_loss);
+  train::RngState r;
+  r.generator = generator_state();
+  r.sampler_seed = args.sampler_seed();
+  r.epoch = epoch_index;
+  r.batches_in_epoch = batches_done_in_epoch;
+  r.tr_loss = tr_loss.item();
+  r.globalstep_last_logged = globalstep_last_logged;
+  r.total_loss_scalar = total_loss_scalar;
+  rank_rng_states = train::host_all_gather(train::rng_state_json(r));
+}
+
 void Trainer::Impl::save_checkpoint() {
   store_flos();
+  gather_rank_states();
   const fs::path out = args.output_dir;
   const std::string name = train::kCheckpointPrefix + std::to_string(state.global_step);
   const fs::path final_dir = out / name;
   const fs::path tmp = out / (train::kTmpCheckpointPrefix + std::to_string(state.global_step));
-  train::create_dir(out.string(), "[checkpoint] output_dir");
   std::error_code ec;
-  fs::remove_all(tmp, ec);
 
   // transformers: the best checkpoint is recorded once its directory exists
   // (here: it is the one being written, or an earlier one still on disk).
@@ -90,6 +116,12 @@ void Trainer::Impl::save_checkpoint() {
     if (*state.best_global_step == state.global_step || fs::exists(best, ec))
       state.best_model_checkpoint = best.string();
   }
+  // Rank 0 saves (xm.save); the others keep the same state and go on. Saving
+  // holds no collective, so a rank-0 failure here (disk full) cannot leave
+  // the others waiting in one: it ends the job (dist's fault handling).
+  if (!train::is_world_process_zero()) return;
+  train::create_dir(out.string(), "[checkpoint] output_dir");
+  fs::remove_all(tmp, ec);
 
   // A failed save (disk full, I/O error) takes its partial directory with
   // it, so a full disk is not left fuller; the error goes on to the caller.

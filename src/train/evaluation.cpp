@@ -1,11 +1,13 @@
 // Evaluation and prediction: transformers' Trainer.evaluate, predict,
-// evaluation_loop and _determine_best_metric. The loss is summed on the
-// device (each batch's mean loss weighted by its batch size) and read once at
-// the end; on the lazy device each batch is one mark_step, so every full
+// evaluation_loop and _determine_best_metric. Each batch's mean loss
+// weighted by its batch size stays on the device until the end, then is
+// summed on the host in f64; on the lazy device each batch is one mark_step, so every full
 // batch runs the same cached graph. Predictions (logits) and labels are
 // gathered only when compute_metrics needs them (or for predict()), copied to
 // the host at the end and concatenated, padding dim 1 with -100 where batch
 // lengths differ (transformers' nested_concat with padding_index -100).
+// Data parallel: each rank evaluates a strided shard (train/eval_shard.h);
+// sums and predictions are combined after the loop.
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,6 +16,8 @@
 #include "loom/autocast.h"
 #include "loom/device_loader.h"
 #include "loom/lazy.h"
+#include "train/ddp.h"
+#include "train/eval_shard.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -70,6 +74,62 @@ Tensor concat_padded(const std::vector<Tensor>& parts) {
   return concat_host<float>(f32, DType::f32);
 }
 
+// Data parallel: the ranks' rows (each an EvalShardSampler shard) gathered
+// into dataset order on every rank; `local` itself at one rank. Every rank
+// calls it (a collective), with or without rows of its own.
+Tensor gather_rows(const Tensor& local) {
+  if (train::ddp_world_size() == 1) return local;
+  std::vector<Tensor> parts;
+  for (const std::string& b : train::host_all_gather(train::host_tensor_bytes(local)))
+    parts.push_back(train::host_tensor_from_bytes(b));
+  return train::interleave_shards(parts);
+}
+
+// The batches' [] losses as f64 on the host; data parallel: every rank's,
+// batch k of rank r at position k * W + r (see evaluation_loop).
+std::vector<double> ordered_batch_losses(const std::vector<Tensor>& batch_losses) {
+  std::vector<double> local;
+  for (const Tensor& t : batch_losses) local.push_back(t.item());
+  if (train::ddp_world_size() == 1) return local;
+  std::string bytes(reinterpret_cast<const char*>(local.data()), local.size() * sizeof(double));
+  const std::vector<std::string> all = train::host_all_gather(bytes);
+  std::vector<std::vector<double>> per_rank;
+  size_t longest = 0;
+  for (const std::string& b : all) {
+    per_rank.emplace_back(b.size() / sizeof(double));
+    std::memcpy(per_rank.back().data(), b.data(), per_rank.back().size() * sizeof(double));
+    longest = std::max(longest, per_rank.back().size());
+  }
+  std::vector<double> out;
+  for (size_t k = 0; k < longest; ++k)
+    for (const auto& r : per_rank)
+      if (k < r.size()) out.push_back(r[k]);
+  return out;
+}
+
+// The whole set's loss sum, sample count and whether any batch had a loss.
+// The batches' losses are summed on the host in f64, in batch order; data
+// parallel: in the order of the interleaved shards (rank 0's first batch,
+// rank 1's first, ...), which with per_device_eval_batch_size 1 is dataset
+// order, so the sum is bit for bit that of one process. Every rank calls
+// the gather and the all-reduce, whatever its batch count.
+struct EvalSums {
+  double loss_sum = 0;
+  int64_t observed = 0;
+  bool has_loss = false;
+};
+
+EvalSums combine_eval_sums(const std::vector<Tensor>& batch_losses, int64_t observed,
+                           bool has_loss) {
+  EvalSums out;
+  for (double v : ordered_batch_losses(batch_losses)) out.loss_sum += v;
+  std::vector<double> counts = {static_cast<double>(observed), has_loss ? 1.0 : 0.0};
+  if (train::ddp_world_size() > 1) counts = train::host_all_reduce_sum(std::move(counts));
+  out.observed = static_cast<int64_t>(counts[0]);
+  out.has_loss = counts[1] > 0;
+  return out;
+}
+
 }  // namespace
 
 Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
@@ -80,7 +140,7 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
   if (device.is_lazy()) lazy::mark_step();  // keep earlier pending work out of the eval graph
   model->eval();
   NoGradGuard no_grad;
-  Tensor loss_sum = zero_scalar();
+  std::vector<Tensor> batch_losses;  // per batch: mean loss * batch size, [] f32
   bool has_loss = false;
   int64_t observed = 0, done = 0;
   const int64_t total = loader.size();
@@ -95,7 +155,7 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
     const int64_t bs = batch->size();
     observed += bs;
     if (out.loss.defined()) {
-      loss_sum = loss_sum + out.loss * static_cast<double>(bs);
+      batch_losses.push_back(out.loss.detach() * static_cast<double>(bs));
       has_loss = true;
     }
     if (!prediction_loss_only) {
@@ -109,11 +169,14 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
   }
   stream.reset();
   LoopOutput o;
-  o.num_samples = observed;
-  const double mean_loss = has_loss && observed > 0 ? loss_sum.item() / observed
-                                                    : std::numeric_limits<double>::quiet_NaN();
-  o.predictions = concat_padded(preds);
-  o.label_ids = concat_padded(labels);
+  const EvalSums sums = combine_eval_sums(batch_losses, observed, has_loss);
+  o.num_samples = sums.observed;
+  const double mean_loss = sums.has_loss && sums.observed > 0
+                               ? sums.loss_sum / static_cast<double>(sums.observed)
+                               : std::numeric_limits<double>::quiet_NaN();
+  has_loss = sums.has_loss;
+  o.predictions = gather_rows(concat_padded(preds));
+  o.label_ids = gather_rows(concat_padded(labels));
   if (options.compute_metrics) {
     EvalPrediction p;
     p.predictions = o.predictions;

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <unordered_set>
 
 #include "loom/autocast.h"
@@ -16,6 +17,8 @@
 #include "loom/lazy.h"
 #include "loom/tensorboard.h"
 #include "train/checkpoint_files.h"
+#include "train/ddp.h"
+#include "train/eval_shard.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -65,11 +68,16 @@ Trainer::Trainer(std::shared_ptr<PretrainedModel> model, TrainingArguments args,
   m.flos_params = non_embedding_parameters(*m.model);
   m.callbacks.push_back(std::make_shared<DefaultFlowCallback>());
   // transformers' reporting integrations come after the default callbacks.
-  if (m.args.reports_to("tensorboard"))
+  // Data parallel: only rank 0 reports, prints and draws the progress bar
+  // (HF's callbacks check is_world_process_zero).
+  const bool zero = train::is_world_process_zero();
+  if (zero && m.args.reports_to("tensorboard"))
     m.callbacks.push_back(std::make_shared<TensorBoardCallback>());
   for (auto& cb : m.options.callbacks) add_callback(cb);
   const bool tty = ::isatty(::fileno(stderr)) != 0;
-  if (tty && !m.args.disable_tqdm.value_or(false)) {
+  if (!zero) {
+    // no printer
+  } else if (tty && !m.args.disable_tqdm.value_or(false)) {
     m.callbacks.push_back(std::make_shared<ProgressCallback>());
   } else {
     m.callbacks.push_back(std::make_shared<PrinterCallback>());
@@ -89,12 +97,14 @@ Logs Trainer::evaluate(std::shared_ptr<const data::Dataset> eval_dataset,
 }
 
 void Trainer::save_model(const std::string& dir) {
+  if (!train::is_world_process_zero()) return;  // data parallel: rank 0 saves (HF's should_save)
   const std::string out = dir.empty() ? impl_->args.output_dir : dir;
   impl_->write_model_files(out);
   train::write_text_file((fs::path(out) / "training_args.json").string(), impl_->args.to_json());
 }
 
 void Trainer::save_state() const {
+  if (!train::is_world_process_zero()) return;
   train::create_dir(impl_->args.output_dir, "[save_state] output_dir");
   train::write_text_file((fs::path(impl_->args.output_dir) / "trainer_state.json").string(),
                          impl_->state.to_json());
@@ -159,7 +169,25 @@ data::DataLoader Trainer::Impl::make_loader(std::shared_ptr<const data::Dataset>
   o.shuffle = shuffle;
   o.seed = args.sampler_seed();
   o.num_workers = static_cast<int>(args.dataloader_num_workers);
-  return data::DataLoader(std::move(dataset), options.data_collator, o);
+  const int64_t world = train::ddp_world_size();
+  if (world == 1) return data::DataLoader(std::move(dataset), options.data_collator, o);
+  // Data parallel: training takes torch's DistributedSampler (every rank the
+  // same number of batches, shuffled by seed + epoch); evaluation a strided
+  // shard without padding (train/eval_shard.h).
+  std::shared_ptr<const data::Sampler> sampler;
+  const int64_t n = dataset->size();
+  if (shuffle) {
+    sampler = std::make_shared<data::DistributedSampler>(
+        n, data::DistributedOptions{.num_replicas = world,
+                                    .rank = train::ddp_rank(),
+                                    .shuffle = true,
+                                    .seed = o.seed,
+                                    .drop_last = args.dataloader_drop_last});
+  } else {
+    sampler = std::make_shared<train::EvalShardSampler>(n, train::ddp_rank(), world);
+  }
+  o.shuffle = false;
+  return data::DataLoader(std::move(dataset), options.data_collator, o, std::move(sampler));
 }
 
 ModelInputs Trainer::Impl::to_inputs(const data::Batch& batch) const {
@@ -191,8 +219,29 @@ Logs Trainer::Impl::log(Logs logs) {
 }
 
 void Trainer::Impl::store_flos() {
+  // Data parallel: every rank's floating point operations (HF gathers and sums them).
+  if (train::ddp_world_size() > 1) current_flos = train::host_all_reduce_sum({current_flos})[0];
   state.total_flos += current_flos;
   current_flos = 0;
+}
+
+// Data parallel: a launcher mistake (other flags, another model on one rank)
+// would otherwise hang or train garbage. Compared: the arguments (without
+// logging_dir, which names the host and time) and the parameters' names,
+// shapes and dtypes. Every rank calls it at the start of train().
+void Trainer::Impl::check_same_setup_on_all_ranks() const {
+  if (train::ddp_world_size() == 1) return;
+  TrainingArguments a = args;
+  a.logging_dir.reset();
+  // One item per line of the JSON, so a mismatch names the field.
+  std::vector<std::string> lines;
+  std::istringstream json(a.to_json());
+  for (std::string line; std::getline(json, line);) lines.push_back(line);
+  train::check_same_items_on_all_ranks("training arguments", lines);
+  std::vector<std::string> params;
+  for (const auto& [name, p] : model->named_parameters())
+    params.push_back(name + " " + dtype_name(p.dtype()) + to_string(p.shape()));
+  train::check_same_items_on_all_ranks("parameters", params);
 }
 
 Tensor Trainer::Impl::zero_scalar() const { return scalar_tensor(0.0, DType::f32, device); }

@@ -91,6 +91,7 @@ struct Trainer::Impl {
   /// device has native bf16 matmuls (loom/autocast.h choose_autocast). The
   /// first call with args.bf16 prints "[Trainer] precision: ..." to stderr.
   bool use_autocast();
+  void check_same_setup_on_all_ranks() const;
 
   // trainer_loop.cpp
   TrainOutput train(std::optional<std::string> resume);
@@ -118,6 +119,8 @@ struct Trainer::Impl {
 
   // checkpoint_save.cpp / checkpoint_load.cpp
   void save_checkpoint();
+  void gather_rank_states();
+  std::vector<std::string> rank_rng_states;  ///< data parallel: rank k's rng_state JSON
   void write_checkpoint_files(const std::string& tmp_dir);
   void write_model_files(const std::string& dir) const;
   ResumePoint load_checkpoint(const std::string& dir, const TrainPlan& plan);

@@ -7,6 +7,10 @@
 // activations (the last one also the update). The running loss is a device
 // tensor read only at logging steps (and when checkpointing). A resumed
 // epoch starts at the sampler: skipped batches are never loaded.
+// Data parallel (train/ddp.h): each rank trains its DistributedSampler shard
+// (the same batch count on every rank), gradients are all-reduced in buckets
+// before clipping, the logged loss is the ranks' mean; the collectives are
+// called by every rank in the same order, never under a per-rank condition.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +23,8 @@
 #include "loom/metrics.h"
 #include "train/checkpoint_complete.h"
 #include "train/checkpoint_files.h"
+#include "train/ddp.h"
+#include "train/grad_buckets.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -67,6 +73,12 @@ std::string resolve_resume(const std::optional<std::string>& resume, const std::
   return *last.path;
 }
 
+// The value of a rank-0 device scalar, averaged over the ranks (the logged
+// loss: HF's nested_gather(tr_loss).mean()). Every rank calls it.
+double ranks_mean(const Tensor& x) {
+  return (train::ddp_world_size() > 1 ? train::all_reduce_mean(x) : x).item();
+}
+
 }  // namespace
 
 // ---- Setup. ----
@@ -82,7 +94,9 @@ TrainPlan Trainer::Impl::plan(int64_t steps_in_epoch) const {
     p.max_steps = args.max_steps;
     p.num_train_epochs = p.max_steps / p.num_update_steps_per_epoch +
                          (p.max_steps % p.num_update_steps_per_epoch > 0);
-    p.num_train_samples = static_cast<double>(p.max_steps * args.per_device_train_batch_size * ga);
+    // transformers' total_train_batch_size: per device x accumulation x world size.
+    p.num_train_samples = static_cast<double>(p.max_steps * args.per_device_train_batch_size * ga *
+                                              train::ddp_world_size());
   } else {
     p.max_steps =
         static_cast<int64_t>(std::ceil(args.num_train_epochs * p.num_update_steps_per_epoch));
@@ -163,10 +177,15 @@ static void drop_abandoned_checkpoints(const TrainingArguments& args, const std:
 TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   args.validate();
   LOOM_CHECK(train_dataset != nullptr, "[Trainer] train() needs a train_dataset");
-  check_and_repair_output_dir(args.output_dir);
+  check_same_setup_on_all_ranks();
+  // Data parallel: rank 0 repairs output_dir; the others wait for it (every
+  // rank calls the barrier; a rank-0 failure ends the job).
+  if (train::is_world_process_zero()) check_and_repair_output_dir(args.output_dir);
+  train::ddp_barrier();
   if (!resume) resume = args.resume_from_checkpoint;
   const std::string resume_dir = resolve_resume(resume, args.output_dir);
-  if (resume_dir.empty()) clear_earlier_run(args);
+  if (resume_dir.empty() && train::is_world_process_zero()) clear_earlier_run(args);
+  train::ddp_barrier();
 
   data::DataLoader loader = make_loader(train_dataset, args.per_device_train_batch_size, true);
   LOOM_CHECK(loader.size() > 0, "[Trainer] train_dataset has ", train_dataset->size(),
@@ -188,7 +207,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   ResumePoint rp;
   if (!resume_dir.empty()) {
     rp = load_checkpoint(resume_dir, p);
-    drop_abandoned_checkpoints(args, resume_dir, state);
+    if (train::is_world_process_zero()) drop_abandoned_checkpoints(args, resume_dir, state);
   }
   state.max_steps = p.max_steps;
   state.num_train_epochs = p.num_train_epochs;
@@ -253,7 +272,9 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
     std::vector<data::Batch> window =
         next_window(*stream, u != p.num_update_steps_per_epoch - 1 ? ga : remainder);
     if (window.empty()) break;
-    const Tensor num_items = window.size() > 1 ? count_items(window) : Tensor();
+    // Data parallel: all ranks' label tokens, also for a window of one (HF).
+    const bool count = window.size() > 1 || train::ddp_world_size() > 1;
+    const Tensor num_items = count ? count_items(window) : Tensor();
     for (size_t i = 0; i < window.size(); ++i) {
       ++step;
       if (step % ga == 0) {
@@ -305,7 +326,7 @@ Tensor Trainer::Impl::count_items(const std::vector<data::Batch>& window) const 
     Tensor c = cast(sum(ne(labels, -100.0)), DType::f32);
     total = total.defined() ? total + c : c;
   }
-  return total;
+  return train::ddp_world_size() > 1 ? train::all_reduce_sum(total) : total;
 }
 
 Tensor Trainer::Impl::training_step(const data::Batch& batch, const Tensor& num_items,
@@ -319,6 +340,11 @@ Tensor Trainer::Impl::training_step(const data::Batch& batch, const Tensor& num_
   }
   // Without item counts, each micro-batch's mean counts 1 / window (transformers).
   if (!num_items.defined() && window > 1) loss = loss / static_cast<double>(window);
+  // Data parallel: this rank's summed loss over ALL ranks' items, times the
+  // world size, so that the gradients' mean over the ranks is the one-process
+  // gradient (transformers: loss *= num_processes with num_items_in_batch).
+  const int64_t world = train::ddp_world_size();
+  if (num_items.defined() && world > 1) loss = loss * static_cast<double>(world);
   loss.backward();
   return loss.detach();
 }
@@ -328,6 +354,10 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
   std::vector<Tensor> params;
   for (const Tensor& t : model->parameters())
     if (t.requires_grad()) params.push_back(t);
+  // Data parallel: gradients are reduced before clipping, in the step graph
+  // (xm.optimizer_step), one all_reduce(mean) per bucket (train/grad_buckets.h).
+  if (train::ddp_world_size() > 1)
+    train::all_reduce_gradients(params, args.ddp_bucket_cap_mb, train::all_reduce_mean);
   const double max_norm =
       args.max_grad_norm > 0 ? args.max_grad_norm : std::numeric_limits<double>::infinity();
   grad_norm = optim::clip_grad_norm_(params, max_norm);
@@ -346,7 +376,7 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
 
 void Trainer::Impl::maybe_log_save_evaluate(const Tensor& grad_norm, double learning_rate) {
   if (control.should_log && state.global_step > globalstep_last_logged) {
-    const double tr = tr_loss.item();
+    const double tr = ranks_mean(tr_loss);
     tr_loss = zero_scalar();
     Logs logs;
     logs["loss"] = tr / static_cast<double>(state.global_step - globalstep_last_logged);
@@ -373,7 +403,7 @@ void Trainer::Impl::maybe_log_save_evaluate(const Tensor& grad_norm, double lear
 
 TrainOutput Trainer::Impl::finalize(const TrainPlan& p, double start) {
   if (device.is_lazy()) lazy::mark_step();
-  total_loss_scalar += tr_loss.item();
+  total_loss_scalar += ranks_mean(tr_loss);
   tr_loss = zero_scalar();
   const int64_t steps_this_call = state.global_step - initial_global_step;
   // Over the whole run (a resumed run restores the sum of the earlier steps).
@@ -387,15 +417,18 @@ TrainOutput Trainer::Impl::finalize(const TrainPlan& p, double start) {
   metrics = log(std::move(metrics));
 
   if (args.load_best_model_at_end && state.best_model_checkpoint) load_best_model();
-  if (state.best_model_checkpoint && args.save_total_limit.value_or(0) == 1) {
+  const bool zero = train::is_world_process_zero();
+  if (zero && state.best_model_checkpoint && args.save_total_limit.value_or(0) == 1) {
     std::error_code ec;
     for (const auto& dir : train::sorted_checkpoints(args.output_dir))
       if (!train::same_dir(dir, *state.best_model_checkpoint)) fs::remove_all(dir, ec);
   }
   each([&](TrainerCallback& c) { c.on_train_end(args, state, control); });
-  train::create_dir(args.output_dir, "[Trainer] output_dir");
-  train::write_text_file((fs::path(args.output_dir) / "lazy_metrics.json").string(),
-                         metrics::report_json());
+  if (zero) {
+    train::create_dir(args.output_dir, "[Trainer] output_dir");
+    train::write_text_file((fs::path(args.output_dir) / "lazy_metrics.json").string(),
+                           metrics::report_json());
+  }
   TrainOutput out;
   out.global_step = state.global_step;
   out.training_loss = train_loss;

@@ -50,6 +50,8 @@ const std::vector<Field>& field_table() {
       {"dataloader_drop_last", &TA::dataloader_drop_last, "Drop the last incomplete batch."},
       {"dataloader_num_workers", &TA::dataloader_num_workers,
        "Worker threads preparing batches (0: on the training thread)."},
+      {"ddp_bucket_cap_mb", &TA::ddp_bucket_cap_mb,
+       "Data parallel: MiB of gradients per all-reduce bucket (reverse parameter order)."},
       {"optim", &TA::optim, "Optimizer: adamw_torch, adamw_torch_fused or sgd."},
       {"learning_rate", &TA::learning_rate, "Initial learning rate."},
       {"weight_decay", &TA::weight_decay, "Weight decay (not on biases and norms)."},

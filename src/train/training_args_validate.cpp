@@ -64,6 +64,9 @@ void validate_batches(const TrainingArguments& a) {
       a.dataloader_num_workers >= 0 && a.dataloader_num_workers <= data::kMaxDataLoaderWorkers,
       "[TrainingArguments] dataloader_num_workers: must be in [0, ", data::kMaxDataLoaderWorkers,
       "], got ", a.dataloader_num_workers);
+  LOOM_CHECK(std::isfinite(a.ddp_bucket_cap_mb) && a.ddp_bucket_cap_mb > 0,
+             "[TrainingArguments] ddp_bucket_cap_mb: must be a finite number > 0, got ",
+             a.ddp_bucket_cap_mb);
 }
 
 void validate_optimizer(const TrainingArguments& a) {

@@ -7,10 +7,13 @@
 // with report_to tensorboard/all (the default) also training_curves.svg/.png
 // (plot.h), next to the event files the Trainer wrote in logging_dir.
 // Assumes main() turns a loom::Error into one "loom: error: ..." line.
+// Under mpirun (data parallel) every rank runs this; rank 0 alone locks
+// output_dir, prints and writes the results files.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +25,7 @@
 #include "loom/error.h"
 #include "loom/metrics.h"
 #include "plot.h"
+#include "train/ddp.h"
 #include "train/output_dir_lock.h"
 
 namespace loom::cli {
@@ -101,8 +105,11 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   args.do_train = true;
   args.validate();         // fail on bad arguments before loading any data
   start_ranks(cmd, args);  // launch.h: every rank of an mpirun job, same flags
-  // One run per output_dir (train/output_dir_lock.h), held until the end.
-  train::OutputDirLock lock(args.output_dir, "loom train");
+  // One run per output_dir (train/output_dir_lock.h), held until the end;
+  // data parallel: by rank 0, for the job (the others share the directory).
+  const bool zero = train::is_world_process_zero();
+  std::optional<train::OutputDirLock> lock;
+  if (zero) lock.emplace(args.output_dir, "loom train");
   // run_clm's early check, so a forgotten flag costs no tokenizing.
   if (!args.resume_from_checkpoint && !args.overwrite_output_dir) {
     if (auto last = get_last_checkpoint(args.output_dir))
@@ -112,30 +119,35 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
            "over");
   }
   PreparedJob job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
-  warn_batch_larger_than_data(args, job.data.train->size());
-  print_plan(job, args);
+  if (zero) warn_batch_larger_than_data(args, job.data.train->size());
+  if (zero) print_plan(job, args);
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
 
   TrainOutput out = trainer.train();
   // --merge_lora: the adapter goes to output_dir/adapter, the merged model
-  // (at the end, below) to output_dir.
+  // (at the end, below) to output_dir. Rank 0 only (data parallel).
   trainer.save_model(cmd.job.merge_lora ? (fs::path(args.output_dir) / "adapter").string() : "");
   Logs train_metrics = out.metrics;
   train_metrics["train_samples"] = static_cast<double>(job.data.train->size());
-  print_metrics("train", train_metrics);
   const fs::path dir = args.output_dir;
-  write_metrics_json((dir / "train_results.json").string(), train_metrics);
+  if (zero) {
+    print_metrics("train", train_metrics);
+    write_metrics_json((dir / "train_results.json").string(), train_metrics);
+  }
   trainer.save_state();
 
   Logs all = train_metrics;
   if (args.do_eval && job.data.eval) {
     Logs eval = last_step_evaluation(trainer);
-    if (eval.empty()) eval = trainer.evaluate();
+    if (eval.empty()) eval = trainer.evaluate();  // every rank: a collective at the end
     eval["eval_samples"] = static_cast<double>(job.data.eval->size());
-    print_metrics("eval", eval);
-    write_metrics_json((dir / "eval_results.json").string(), eval);
+    if (zero) {
+      print_metrics("eval", eval);
+      write_metrics_json((dir / "eval_results.json").string(), eval);
+    }
     all.insert(eval.begin(), eval.end());
   }
+  if (!zero) return;  // data parallel: the files below are rank 0's
   write_metrics_json((dir / "all_results.json").string(), all);
   if (cmd.job.merge_lora) {
     save_merged_lora(*job.model, args.output_dir, job.tokenizer_dir);
