@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "loom/autocast.h"
 #include "loom/error.h"
 #include "loom/nn.h"
 
@@ -23,7 +24,12 @@ Tensor split_heads(const Tensor& x, int64_t heads) {
 Tensor attention_with_dropout(const Tensor& q, const Tensor& k, const Tensor& v,
                               const AttentionOptions& o) {
   double scale = o.scale != 0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  Tensor scores = matmul(q, k, false, true) * scale;  // [B,H,T,S]
+  // Under autocast the scores come back in bf16; the mask, softmax and
+  // dropout here run in f32 (the lowest-float mask stays finite).
+  Tensor scores = matmul(q, k, false, true);
+  if (is_autocast_enabled() && is_low_precision_float(scores.dtype()))
+    scores = cast(scores, DType::f32);
+  scores = scores * scale;  // [B,H,T,S]
   Tensor keep;
   if (o.causal) {
     int64_t t = q.size(-2), s = k.size(-2);

@@ -1,0 +1,153 @@
+// bf16 activations under AutocastGuard (loom/autocast.h), as torch.autocast
+// ("cpu") keeps them in transformers' GPT-2 / BERT: a Linear's output with
+// its bias is bf16, gelu / dropout of it stay bf16 (so the next matmul casts
+// nothing), the branch added to the f32 residual stream gives f32, layer_norm
+// of a bf16 input normalizes in f32 and returns bf16, cross_entropy of bf16
+// logits is f32. Values are checked against f32 math on the same inputs (bf16
+// tolerances) and eager against lazy; the gradients of the f32 weights are f32.
+#include <gtest/gtest.h>
+
+#include "loom/autocast.h"
+#include "loom/nn.h"
+#include "ops/compare.h"
+#include "optim/optim_test_util.h"
+
+namespace loom {
+namespace {
+
+Tensor as_f32_on_cpu(const Tensor& t) { return cast(t.to(Device("cpu")), DType::f32); }
+
+class AutocastActivations : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AutocastActivations, LinearWithBiasStaysBf16) {
+  Device dev(GetParam());
+  manual_seed(31);
+  nn::Linear lin(24, 8);
+  Tensor x = randn({3, 5, 24});
+  Tensor expected_f32 = lin.forward(x);  // the same layer in f32, outside the guard
+  // The bf16 linear of torch: bf16 operands, bf16 bias, bf16 result.
+  Tensor w16 = cast(lin.weight(), DType::bf16), b16 = cast(lin.bias(), DType::bf16);
+  Tensor expected_bf16 = matmul(cast(x, DType::bf16), w16, false, true) + b16;
+  lin.to(dev);
+  Tensor y;
+  {
+    AutocastGuard amp;
+    y = lin.forward(x.to(dev));
+  }
+  EXPECT_EQ(y.dtype(), DType::bf16);
+  testing::sync_if_lazy(dev);
+  EXPECT_TRUE(testing::all_close(as_f32_on_cpu(y), as_f32_on_cpu(expected_bf16), 0, 0));
+  EXPECT_TRUE(testing::all_close(as_f32_on_cpu(y), expected_f32, 2e-2, 2e-2));
+}
+
+TEST_P(AutocastActivations, LayerNormOfBf16ComputesInF32AndReturnsBf16) {
+  Device dev(GetParam());
+  manual_seed(32);
+  Tensor x = cast(randn({4, 6, 32}) * 3.0 + 1.0, DType::bf16);
+  Tensor w = randn({32}), b = randn({32});
+  Tensor ref = layer_norm(cast(x, DType::f32), w, b, 1e-5);  // f32 math on the bf16 values
+  Tensor y;
+  {
+    AutocastGuard amp;
+    y = layer_norm(x.to(dev), w.to(dev), b.to(dev), 1e-5);
+  }
+  EXPECT_EQ(y.dtype(), DType::bf16);
+  testing::sync_if_lazy(dev);
+  // One rounding of the f32 result: within half a bf16 step (2^-8 relative).
+  EXPECT_TRUE(testing::all_close(as_f32_on_cpu(y), ref, 1.0 / 256, 1e-6));
+}
+
+TEST_P(AutocastActivations, CrossEntropyOfBf16LogitsIsF32) {
+  Device dev(GetParam());
+  manual_seed(33);
+  Tensor logits = cast(randn({6, 11}) * 4.0, DType::bf16);
+  Tensor target = tensor_i64({0, 3, 10, 5, 5, 1}, {6});
+  Tensor ref = cross_entropy(cast(logits, DType::f32), target);
+  Tensor loss;
+  {
+    AutocastGuard amp;
+    loss = cross_entropy(logits.to(dev), target.to(dev));
+  }
+  EXPECT_EQ(loss.dtype(), DType::f32);
+  testing::sync_if_lazy(dev);
+  EXPECT_NEAR(loss.item(), ref.item(), 1e-6);
+}
+
+// A GPT-2 block's MLP half and a head: ln(x + dropout(proj(gelu(fc(x))))) ->
+// head -> cross_entropy, with the dtypes torch.autocast gives each value.
+struct MlpStep {
+  std::shared_ptr<nn::Linear> fc, proj, head;
+  std::shared_ptr<nn::LayerNorm> ln;
+};
+
+MlpStep make_mlp_step() {
+  manual_seed(34);
+  return {std::make_shared<nn::Linear>(16, 64), std::make_shared<nn::Linear>(64, 16),
+          std::make_shared<nn::Linear>(16, 10), std::make_shared<nn::LayerNorm>(16)};
+}
+
+// Runs one forward + backward on `dev`; returns the loss then every gradient.
+std::vector<Tensor> run_mlp_step(MlpStep& m, const Device& dev, bool bf16, bool check_dtypes) {
+  for (nn::Module* mod :
+       std::initializer_list<nn::Module*>{m.fc.get(), m.proj.get(), m.head.get(), m.ln.get()})
+    mod->to(dev);
+  manual_seed(35);
+  Tensor x = randn({4, 8, 16}).to(dev);
+  Tensor target = tensor_i64({1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6,
+                              7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2},
+                             {4, 8})
+                      .to(dev);
+  Tensor loss;
+  {
+    AutocastGuard amp(bf16);
+    Tensor h = m.fc->forward(x);
+    Tensor g = gelu(h, "tanh");
+    Tensor p = m.proj->forward(dropout(g, 0.1, true));
+    Tensor r = x + dropout(p, 0.1, true);
+    Tensor n = m.ln->forward(r);
+    Tensor logits = m.head->forward(n);
+    loss = cross_entropy(logits, target);
+    if (check_dtypes) {
+      EXPECT_EQ(h.dtype(), DType::bf16);
+      EXPECT_EQ(g.dtype(), DType::bf16);  // the proj matmul casts nothing
+      EXPECT_EQ(p.dtype(), DType::bf16);
+      EXPECT_EQ(r.dtype(), DType::f32);  // bf16 branch + f32 residual stream
+      EXPECT_EQ(n.dtype(), DType::f32);
+      EXPECT_EQ(logits.dtype(), DType::bf16);
+      EXPECT_EQ(loss.dtype(), DType::f32);
+    }
+  }
+  loss.backward();
+  std::vector<Tensor> out{loss};
+  for (nn::Module* mod :
+       std::initializer_list<nn::Module*>{m.fc.get(), m.proj.get(), m.head.get(), m.ln.get()})
+    for (auto& [name, p] : mod->named_parameters()) {
+      if (check_dtypes) EXPECT_EQ(p.grad().dtype(), DType::f32) << name;
+      out.push_back(p.grad());
+    }
+  testing::sync_if_lazy(dev);
+  for (Tensor& t : out) t = as_f32_on_cpu(t);
+  return out;
+}
+
+TEST_P(AutocastActivations, MlpStepCloseToF32AndEagerMatchesLazy) {
+  Device dev(GetParam());
+  MlpStep m32 = make_mlp_step();
+  std::vector<Tensor> f32 = run_mlp_step(m32, Device("cpu"), false, false);
+  MlpStep m16 = make_mlp_step();
+  std::vector<Tensor> bf16 = run_mlp_step(m16, dev, true, true);
+  MlpStep e16 = make_mlp_step();
+  std::vector<Tensor> eager = run_mlp_step(e16, Device("cpu"), true, false);
+  ASSERT_EQ(bf16.size(), f32.size());
+  for (size_t i = 0; i < f32.size(); ++i) {
+    // bf16 has 8 significant bits; gradients pass through several bf16 values.
+    EXPECT_TRUE(testing::all_close(bf16[i], f32[i], 5e-2, 5e-3)) << "value " << i;
+    // eager and lazy: the same ops; lazy's fused groups may skip a rounding.
+    EXPECT_TRUE(testing::all_close(bf16[i], eager[i], 1e-2, 1e-3)) << "value " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, AutocastActivations, ::testing::Values("cpu", "lazy"));
+
+}  // namespace
+}  // namespace loom
