@@ -7,6 +7,9 @@
 // tolerances) and eager against lazy; the gradients of the f32 weights are f32.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+
 #include "loom/autocast.h"
 #include "loom/nn.h"
 #include "ops/compare.h"
@@ -145,6 +148,41 @@ TEST_P(AutocastActivations, MlpStepCloseToF32AndEagerMatchesLazy) {
     // eager and lazy: the same ops; lazy's fused groups may skip a rounding.
     EXPECT_TRUE(testing::all_close(bf16[i], eager[i], 1e-2, 1e-3)) << "value " << i;
   }
+}
+
+// bf16 elementwise chains (the activations above) run fused on the lazy
+// device, where each bf16 intermediate is rounded in the interpreter: bit for
+// bit the eager result, ties to even, NaN, infinities and subnormals included.
+TEST(AutocastActivationsFused, Bf16ChainRoundsLikeEager) {
+  std::vector<float> v = {1.0f + 1.0f / 256,
+                          1.0f + 3.0f / 256,
+                          -2.5f,
+                          3.3895e38f,
+                          NAN,
+                          INFINITY,
+                          -INFINITY,
+                          0.1f,
+                          1e-40f,
+                          -0.0f,
+                          7.0f,
+                          12345.678f,
+                          -1e-3f,
+                          65504.0f,
+                          0.5f,
+                          -3.1f};
+  Tensor x = cast(from_blob(v.data(), {4, 4}, DType::f32), DType::bf16);
+  auto chain = [](const Tensor& t) {
+    Tensor y = gelu(t * 1.37 + t, "tanh") * t - 0.3;
+    return tanh(y) + exp(t * 0.01) * y;
+  };
+  std::vector<float> eager = cast(chain(x), DType::f32).to_vector<float>();
+  Tensor lazy = chain(x.to(Device("lazy")));
+  lazy::mark_step();
+  std::vector<float> got = cast(lazy.to(Device("cpu")), DType::f32).to_vector<float>();
+  ASSERT_EQ(got.size(), eager.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(eager[i]))
+        << "element " << i << ": lazy " << got[i] << ", eager " << eager[i];
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, AutocastActivations, ::testing::Values("cpu", "lazy"));
