@@ -185,6 +185,27 @@ TEST(AutocastActivationsFused, Bf16ChainRoundsLikeEager) {
         << "element " << i << ": lazy " << got[i] << ", eager " << eager[i];
 }
 
+// The gelu gradient of a bf16 value computes in f32 and rounds once (torch's
+// gelu_backward): within one bf16 step of the f32 gradient at the same input,
+// on both devices. Rounding after each op of the formula drifts further.
+TEST_P(AutocastActivations, Bf16GeluGradientRoundsOnce) {
+  Device dev(GetParam());
+  manual_seed(36);
+  Tensor x0 = cast(randn({512}) * 2.5, DType::bf16);
+  for (const char* approx : {"none", "tanh"}) {
+    Tensor x = x0.to(dev).detach().requires_grad_();
+    sum(gelu(x, approx)).backward();
+    testing::sync_if_lazy(dev);
+    Tensor x32 = cast(x0, DType::f32).detach().requires_grad_();
+    sum(gelu(x32, approx)).backward();
+    EXPECT_EQ(x.grad().dtype(), DType::bf16);
+    std::vector<float> got = as_f32_on_cpu(x.grad()).to_vector<float>();
+    std::vector<float> want = x32.grad().to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], std::fabs(want[i]) / 128 + 1e-6) << approx << " element " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, AutocastActivations, ::testing::Values("cpu", "lazy"));
 
 }  // namespace
