@@ -9,6 +9,7 @@
 
 #include <bit>
 #include <cmath>
+#include <map>
 
 #include "loom/autocast.h"
 #include "loom/nn.h"
@@ -204,6 +205,45 @@ TEST_P(AutocastActivations, Bf16GeluGradientRoundsOnce) {
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], want[i], std::fabs(want[i]) / 128 + 1e-6) << approx << " element " << i;
   }
+}
+
+// torch.nn.MultiheadAttention's in-projection is a linear: under autocast q,
+// k, v are bf16 with the bias cast (bit for bit the explicit bf16 ops).
+TEST_P(AutocastActivations, MultiheadAttentionInProjectionIsBf16) {
+  Device dev(GetParam());
+  manual_seed(37);
+  nn::MultiheadAttention mha(16, 4, 0.0);
+  Tensor x = randn({2, 5, 16});
+  std::map<std::string, Tensor> p;
+  for (auto& [name, t] : mha.named_parameters()) p[name] = t;
+  {
+    NoGradGuard no_grad;  // torch initializes the biases to 0: give them values
+    p.at("in_proj_bias").copy_(randn({48}));
+    p.at("out_proj.bias").copy_(randn({16}));
+  }
+  Tensor expected;
+  {
+    AutocastGuard amp;
+    std::vector<Tensor> w = split(p.at("in_proj_weight"), 16, 0),
+                        b = split(p.at("in_proj_bias"), 16, 0);
+    std::vector<Tensor> qkv;
+    for (int i = 0; i < 3; ++i)
+      qkv.push_back(matmul(cast(x, DType::bf16), cast(w[i], DType::bf16), false, true) +
+                    cast(b[i], DType::bf16));
+    nn::AttentionOptions o;
+    Tensor a = nn::multi_head_attention(qkv[0], qkv[1], qkv[2], 4, o);
+    expected =
+        matmul(a, p.at("out_proj.weight"), false, true) + cast(p.at("out_proj.bias"), DType::bf16);
+  }
+  mha.to(dev);
+  Tensor y;
+  {
+    AutocastGuard amp;
+    y = mha.forward(x.to(dev), x.to(dev), x.to(dev));
+  }
+  EXPECT_EQ(y.dtype(), DType::bf16);
+  testing::sync_if_lazy(dev);
+  EXPECT_TRUE(testing::all_close(as_f32_on_cpu(y), as_f32_on_cpu(expected), 0, 0));
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, AutocastActivations, ::testing::Values("cpu", "lazy"));
