@@ -1,12 +1,22 @@
 // Automatic mixed precision (the Hugging Face Trainer's `bf16` flag; PyTorch's
 // torch.autocast("cpu", dtype=torch.bfloat16)). While an AutocastGuard is
-// alive on a thread, loom::matmul and loom::scaled_dot_product_attention cast
-// their f32 operands to the autocast dtype, run in that dtype and cast the
-// result back to f32, so everything around them — master weights, optimizer
-// state, softmax / layer-norm statistics, reductions, the loss — stays f32.
-// Every other op is unaffected. Unlike torch.autocast the result of a matmul is
-// returned as f32 (already rounded to bf16), which keeps the surrounding
-// graph in one dtype.
+// alive on a thread the ops follow torch.autocast's CPU op lists
+// (aten/src/ATen/autocast_mode.cpp):
+// - lower-precision list: loom::matmul and loom::scaled_dot_product_attention
+//   cast f32 operands to the autocast dtype and return that dtype; nn::Linear
+//   and nn::Conv1D (torch's linear / addmm) cast their f32 bias too, so a
+//   linear layer's output with its bias is bf16;
+// - fp32 list: cross_entropy casts low-precision logits to f32 (the loss is
+//   f32); so do the BERT heads' MSE / BCE-with-logits losses;
+// - layer_norm (in neither list on CPU) normalizes a bf16 input in f32 and
+//   returns bf16, as torch's mixed-dtype CPU kernel;
+// - every other op runs in the dtype of its inputs, with PyTorch's type
+//   promotion: gelu / tanh / dropout of a bf16 value stay bf16, a bf16
+//   branch added to the f32 residual stream gives f32.
+// So activations between a linear layer and the next stay bf16 (no casts
+// between them) while master weights, optimizer state, the residual stream,
+// statistics and the loss stay f32 — what transformers' GPT-2 and BERT give
+// under torch.autocast("cpu") (checked with forward hooks, torch 2.15).
 //
 //   loom::Tensor loss;
 //   {
@@ -52,6 +62,11 @@ inline bool is_autocast_enabled() { return autocast_state().enabled; }
 
 /// The dtype autocast casts f32 matmul / attention operands to.
 inline DType autocast_dtype() { return autocast_state().dtype; }
+
+/// True for the lower-precision float dtypes autocast runs in (bf16, f16).
+inline bool is_low_precision_float(DType dtype) {
+  return dtype == DType::bf16 || dtype == DType::f16;
+}
 
 /// RAII: enables (or, with enabled == false, disables) autocast to `dtype` on
 /// this thread for the guard's scope; the previous state comes back on

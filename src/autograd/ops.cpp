@@ -146,13 +146,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   Attrs at;
   at.trans_a = trans_a;
   at.trans_b = trans_b;
-  // Autocast (loom/autocast.h): f32 operands run in the autocast dtype and the
-  // result comes back as f32.
+  // Autocast (loom/autocast.h): f32 operands are cast to the autocast dtype
+  // and the result stays in it (torch.autocast's lower-precision list).
   if (is_autocast_enabled() && a.defined() && b.defined() && is_floating(a.dtype()) &&
       is_floating(b.dtype()) && (a.dtype() == DType::f32 || b.dtype() == DType::f32)) {
     DType low = autocast_dtype();
-    Tensor out = autograd::apply(OpKind::k_matmul, {cast(a, low), cast(b, low)}, at);
-    return cast(out, DType::f32);
+    return autograd::apply(OpKind::k_matmul, {cast(a, low), cast(b, low)}, at);
   }
   return autograd::apply(OpKind::k_matmul, {a, b}, at);
 }

@@ -29,6 +29,12 @@ int64_t reduced_count(const GradNode& n) {
          std::max<int64_t>(1, numel(ops::reduced_shape(in(n, 0).shape(), n.attrs.axes, true)));
 }
 
+// A bf16/f16 value widened to f32 (other dtypes unchanged): the gelu
+// gradients compute in f32 and round once, as torch's gelu_backward kernel
+// does for a bf16 input, instead of rounding after each op of the formula.
+Tensor widen_low_precision(const Tensor& t) {
+  return t.dtype() == DType::bf16 || t.dtype() == DType::f16 ? cast(t, DType::f32) : t;
+}
 }  // namespace
 
 std::vector<Tensor> grad_abs(const GradNode& n, const Tensor& g) { return {g * sign(in(n, 0))}; }
@@ -58,17 +64,18 @@ std::vector<Tensor> grad_cos(const GradNode& n, const Tensor& g) {
 }
 std::vector<Tensor> grad_gelu(const GradNode& n, const Tensor& g) {
   // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-  const Tensor& x = in(n, 0);
+  const Tensor x = widen_low_precision(in(n, 0));
   Tensor cdf = 0.5 * (erf(x * (1.0 / std::numbers::sqrt2)) + 1.0);
   Tensor pdf = exp(x * x * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
-  return {g * (cdf + x * pdf)};
+  return {cast(widen_low_precision(g) * (cdf + x * pdf), g.dtype())};
 }
 std::vector<Tensor> grad_gelu_tanh(const GradNode& n, const Tensor& g) {
-  const Tensor& x = in(n, 0);
+  const Tensor x = widen_low_precision(in(n, 0));
   const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
   Tensor t = tanh((x + x * x * x * c) * k);
   Tensor du = (x * x * (3.0 * c) + 1.0) * k;
-  return {g * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du)};
+  return {
+      cast(widen_low_precision(g) * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du), g.dtype())};
 }
 std::vector<Tensor> grad_pow_scalar(const GradNode& n, const Tensor& g) {
   double e = n.attrs.scalar;

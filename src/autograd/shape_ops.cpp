@@ -200,6 +200,13 @@ Tensor log_softmax(const Tensor& x, int64_t axis) {
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  // Autocast: a low-precision input with f32 weights is normalized in f32 and
+  // the result returned in the input's dtype (what torch's CPU layer_norm does
+  // for a bf16 input and f32 weight under torch.autocast("cpu"); layer_norm is
+  // in neither of CPU autocast's op lists).
+  if (is_autocast_enabled() && x.defined() && weight.defined() &&
+      is_low_precision_float(x.dtype()) && weight.dtype() == DType::f32)
+    return cast(layer_norm(cast(x, DType::f32), weight, bias, eps), x.dtype());
   Attrs a;
   a.scalar = eps;
   return autograd::apply(OpKind::k_layer_norm, {x, weight, bias}, a);
@@ -210,6 +217,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
   LOOM_CHECK(rank_of(logits, "cross_entropy") >= 1, "[cross_entropy] logits must have rank >= 1");
   LOOM_CHECK(label_smoothing >= 0 && label_smoothing <= 1,
              "[cross_entropy] label_smoothing must be in [0, 1], got ", label_smoothing);
+  // Autocast: cross_entropy is in torch.autocast's fp32 list (CPU and CUDA):
+  // low-precision logits are cast to f32 first, so the loss is f32.
+  if (is_autocast_enabled() && is_low_precision_float(logits.dtype()))
+    return cross_entropy(cast(logits, DType::f32), target, ignore_index, label_smoothing);
   int64_t classes = logits.shape().back();
   Attrs a;
   a.index = ignore_index;
@@ -221,14 +232,13 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask, bool causal, double scale) {
   // Autocast (loom/autocast.h): f32 q/k/v run in the autocast dtype (a float
-  // mask stays f32; the kernel reads it in f32) and the result comes back as f32.
+  // mask stays f32; the kernel reads it in f32) and the result stays in it.
   if (is_autocast_enabled() && q.defined() && k.defined() && v.defined() &&
       is_floating(q.dtype()) && is_floating(k.dtype()) && is_floating(v.dtype()) &&
       (q.dtype() == DType::f32 || k.dtype() == DType::f32 || v.dtype() == DType::f32)) {
     DType low = autocast_dtype();
-    Tensor out =
-        scaled_dot_product_attention(cast(q, low), cast(k, low), cast(v, low), mask, causal, scale);
-    return cast(out, DType::f32);
+    return scaled_dot_product_attention(cast(q, low), cast(k, low), cast(v, low), mask, causal,
+                                        scale);
   }
   Attrs a;
   a.causal = causal;

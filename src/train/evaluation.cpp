@@ -159,7 +159,11 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
       has_loss = true;
     }
     if (!prediction_loss_only) {
-      if (out.logits.defined()) preds.push_back(out.logits);
+      // Under autocast the logits are bf16 (as torch's); predictions go to the
+      // host as f32, as the HF Trainer's nested_numpify upcasts bf16.
+      if (out.logits.defined())
+        preds.push_back(is_low_precision_float(out.logits.dtype()) ? cast(out.logits, DType::f32)
+                                                                   : out.logits);
       if (batch->contains("labels")) labels.push_back(batch->at("labels"));
     }
     out = ModelOutput();

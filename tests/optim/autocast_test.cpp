@@ -1,9 +1,9 @@
 // Autocast (loom/autocast.h): under an AutocastGuard, matmul and
 // scaled_dot_product_attention on f32 operands compute in bf16 and return
-// f32 — each result equals the bf16 matmul of the bf16-rounded operands
-// (computed here independently, in double, then rounded to bf16) — while other
-// ops and code outside the guard stay f32; gradients of f32 weights stay f32;
-// guards nest; eager and lazy agree.
+// bf16 (torch.autocast's lower-precision list) — each result equals the bf16 matmul of the
+// bf16-rounded operands (computed here independently, in double, then rounded to bf16) — while
+// other ops run in the dtype of their inputs and code outside the guard stays f32; gradients of f32
+// weights stay f32; guards nest; eager and lazy agree.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,7 +34,7 @@ std::vector<float> bf16_matmul(const std::vector<float>& a, const std::vector<fl
 
 class Autocast : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Autocast, MatmulRunsInBf16AndReturnsF32) {
+TEST_P(Autocast, MatmulRunsInBf16AndReturnsBf16) {
   Device dev(GetParam());
   manual_seed(21);
   Tensor a = randn({6, 40}), b = randn({40, 5});
@@ -46,9 +46,9 @@ TEST_P(Autocast, MatmulRunsInBf16AndReturnsF32) {
     out = matmul(a.to(dev), b.to(dev));
   }
   EXPECT_FALSE(is_autocast_enabled());
-  EXPECT_EQ(out.dtype(), DType::f32);
+  EXPECT_EQ(out.dtype(), DType::bf16);
   testing::sync_if_lazy(dev);
-  std::vector<float> got = out.to_vector<float>();
+  std::vector<float> got = cast(out.to(Device("cpu")), DType::f32).to_vector<float>();
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i], round_bf16(got[i])) << "element " << i << " is not a bf16 value";
@@ -73,10 +73,10 @@ TEST_P(Autocast, TransposedBatchedAndGradients) {
   {
     AutocastGuard amp;
     Tensor y = matmul(a, b, /*trans_a=*/true, /*trans_b=*/true);  // [2, 3, 4]
-    EXPECT_EQ(y.dtype(), DType::f32);
+    EXPECT_EQ(y.dtype(), DType::bf16);
     EXPECT_EQ(y.shape(), (Shape{2, 3, 4}));
-    Tensor s = softmax(y, -1);  // other ops are untouched: f32 in, f32 out
-    EXPECT_EQ(s.dtype(), DType::f32);
+    Tensor s = softmax(y, -1);  // other ops run in their input's dtype (CPU autocast)
+    EXPECT_EQ(s.dtype(), DType::bf16);
     loss = sum(mul(s, y));
   }
   loss.backward();
@@ -121,7 +121,7 @@ std::vector<double> host_attention(const Tensor& q, const Tensor& k, const Tenso
   return out;
 }
 
-TEST_P(Autocast, AttentionRunsInBf16AndReturnsF32) {
+TEST_P(Autocast, AttentionRunsInBf16AndReturnsBf16) {
   Device dev(GetParam());
   manual_seed(23);
   Tensor q = randn({2, 6, 8}), k = randn({2, 6, 8}), v = randn({2, 6, 8});
@@ -130,9 +130,10 @@ TEST_P(Autocast, AttentionRunsInBf16AndReturnsF32) {
     AutocastGuard amp;
     out = scaled_dot_product_attention(q.to(dev), k.to(dev), v.to(dev), Tensor(), true);
   }
-  EXPECT_EQ(out.dtype(), DType::f32);
+  EXPECT_EQ(out.dtype(), DType::bf16);
   testing::sync_if_lazy(dev);
-  std::vector<double> got = out.to(Device("cpu")).to_vector<double>();
+  out = cast(out.to(Device("cpu")), DType::f32);
+  std::vector<double> got = out.to_vector<double>();
   // Computed in bf16: every element is a bf16 value...
   for (double x : got) EXPECT_EQ(float(x), round_bf16(float(x)));
   // ...and is causal attention of the bf16-rounded operands (bf16 rounding of the
@@ -173,7 +174,7 @@ TEST(AutocastGuard, NestsAndRestores) {
   {
     AutocastGuard half(true, DType::f16);
     EXPECT_EQ(autocast_dtype(), DType::f16);
-    EXPECT_EQ(matmul(a, b).dtype(), DType::f32);
+    EXPECT_EQ(matmul(a, b).dtype(), DType::f16);
   }
 }
 

@@ -8,6 +8,7 @@
 // type, as the unfused kernels round their outputs. docs/lazy.md gives the
 // measured cost of this interpreter against one kernel per op.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -110,7 +111,16 @@ void store_chunk(const MutView& v, int64_t begin, int64_t n, const float* src) {
 }
 
 void round_to(DType d, float* x, int64_t n) {
-  if (d == DType::bf16 || d == DType::f16) {
+  if (d == DType::bf16) {
+    // In place, the same bits as bf16_from_f32 then back (round to nearest
+    // even; a NaN stays a quiet NaN): one vectorizable pass, no bits buffer.
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits = std::bit_cast<uint32_t>(x[i]);
+      uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+      uint32_t nan = (bits & 0xFFFF0000u) | 0x00400000u;
+      x[i] = std::bit_cast<float>((bits & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+    }
+  } else if (d == DType::f16) {
     uint16_t bits[kFusedChunk];  // n <= kFusedChunk
     store_f32(x, n, bits, d, 0);
     load_f32(bits, d, 0, n, x);

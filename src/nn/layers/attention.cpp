@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "loom/autocast.h"
 #include "loom/error.h"
 #include "loom/nn.h"
 
@@ -23,7 +24,12 @@ Tensor split_heads(const Tensor& x, int64_t heads) {
 Tensor attention_with_dropout(const Tensor& q, const Tensor& k, const Tensor& v,
                               const AttentionOptions& o) {
   double scale = o.scale != 0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  Tensor scores = matmul(q, k, false, true) * scale;  // [B,H,T,S]
+  // Under autocast the scores come back in bf16; the mask, softmax and
+  // dropout here run in f32 (the lowest-float mask stays finite).
+  Tensor scores = matmul(q, k, false, true);
+  if (is_autocast_enabled() && is_low_precision_float(scores.dtype()))
+    scores = cast(scores, DType::f32);
+  scores = scores * scale;  // [B,H,T,S]
   Tensor keep;
   if (o.causal) {
     int64_t t = q.size(-2), s = k.size(-2);
@@ -92,9 +98,15 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
                "must be [B, L, ",
                c, "], got ", x->defined() ? to_string(x->shape()) : "undefined");
   std::vector<Tensor> w = split(param(in_w_), c, 0), bias = split(param(in_b_), c, 0);
-  Tensor q = matmul(query, w[0], false, true) + bias[0];
-  Tensor k = matmul(key, w[1], false, true) + bias[1];
-  Tensor v = matmul(value, w[2], false, true) + bias[2];
+  // torch's in-projection is a linear: under autocast its bias is cast with
+  // the operands and q, k, v are bf16 (as nn::Linear, loom/autocast.h).
+  auto in_proj = [](const Tensor& x, const Tensor& weight, const Tensor& b) {
+    Tensor y = matmul(x, weight, false, true);
+    return y + (is_autocast_enabled() && y.dtype() != b.dtype() ? cast(b, y.dtype()) : b);
+  };
+  Tensor q = in_proj(query, w[0], bias[0]);
+  Tensor k = in_proj(key, w[1], bias[1]);
+  Tensor v = in_proj(value, w[2], bias[2]);
   AttentionOptions o;
   o.causal = causal;
   o.dropout_p = dropout_;

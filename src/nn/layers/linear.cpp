@@ -2,9 +2,11 @@
 // (transformers.pytorch_utils.Conv1D, weight [in, out]): the same affine map
 // with the weight stored transposed. Both use loom::matmul, whose batch
 // dimensions broadcast, so x may have any rank >= 1. Either may carry a
-// LinearAdapter (LoRA) whose term is added to the output.
+// LinearAdapter (LoRA) whose term is added to the output. Under autocast the
+// output (bias included) is in the autocast dtype, as torch's linear.
 #include <cmath>
 
+#include "loom/autocast.h"
 #include "loom/error.h"
 #include "loom/nn.h"
 
@@ -22,7 +24,10 @@ void check_features(const char* layer, const Tensor& x, int64_t in) {
 Tensor affine(const Tensor& x, const Tensor& w, bool trans_w, const Tensor& b) {
   Tensor lhs = x.dim() == 1 ? unsqueeze(x, 0) : x;
   Tensor y = matmul(lhs, w, false, trans_w);
-  if (b.defined()) y = y + b;
+  // Under autocast torch's linear / addmm cast the bias with the operands, so
+  // the layer's output stays in the autocast dtype (loom/autocast.h).
+  if (b.defined())
+    y = y + (is_autocast_enabled() && y.dtype() != b.dtype() ? cast(b, y.dtype()) : b);
   return x.dim() == 1 ? squeeze(y, 0) : y;
 }
 

@@ -2,6 +2,7 @@
 // to the word embeddings plus its own bias) and BertForSequenceClassification
 // (dropout + classifier on the pooled output, loss by problem_type as
 // transformers' BertForSequenceClassification.forward).
+#include "loom/autocast.h"
 #include "loom/error.h"
 #include "nn/models/bert_parts.h"
 #include "nn/models/init_weights.h"
@@ -113,18 +114,25 @@ ModelOutput BertForSequenceClassification::forward(const ModelInputs& in) {
                "] single-label labels must be [B] integer class ids, got ", to_string(y.shape()),
                " ", dtype_name(y.dtype()));
     out.loss = cross_entropy(reshape(out.logits, {-1, n}), reshape(y, {-1}), -100);
-  } else if (type == "regression") {
-    Tensor target = cast(y, out.logits.dtype());
-    LOOM_CHECK(target.numel() == out.logits.numel(), "[", name, "] regression labels ",
-               to_string(y.shape()), " do not match logits ", to_string(out.logits.shape()));
-    Tensor diff = reshape(out.logits, {-1}) - reshape(target, {-1});  // MSELoss (squeezed)
+    return out;
+  }
+  // mse_loss and binary_cross_entropy_with_logits are in torch.autocast's fp32
+  // list: bf16 logits (autocast) are cast to f32 for the loss.
+  Tensor logits = is_autocast_enabled() && is_low_precision_float(out.logits.dtype())
+                      ? cast(out.logits, DType::f32)
+                      : out.logits;
+  if (type == "regression") {
+    Tensor target = cast(y, logits.dtype());
+    LOOM_CHECK(target.numel() == logits.numel(), "[", name, "] regression labels ",
+               to_string(y.shape()), " do not match logits ", to_string(logits.shape()));
+    Tensor diff = reshape(logits, {-1}) - reshape(target, {-1});  // MSELoss (squeezed)
     out.loss = mean(diff * diff);
   } else {
-    Tensor target = cast(y, out.logits.dtype());
-    LOOM_CHECK(target.shape() == out.logits.shape(), "[", name, "] multi-label labels ",
-               to_string(y.shape()), " must be [B, num_labels] = ", to_string(out.logits.shape()));
+    Tensor target = cast(y, logits.dtype());
+    LOOM_CHECK(target.shape() == logits.shape(), "[", name, "] multi-label labels ",
+               to_string(y.shape()), " must be [B, num_labels] = ", to_string(logits.shape()));
     // BCEWithLogitsLoss, stable form: max(x, 0) - x y + log(1 + exp(-|x|)).
-    const Tensor& x = out.logits;
+    const Tensor& x = logits;
     out.loss = mean(maximum(x, 0.0) - x * target + log(exp(neg(abs(x))) + 1.0));
   }
   return out;
