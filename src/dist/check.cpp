@@ -114,10 +114,10 @@ void run_main(const std::function<void()>& body) {
     return;
   } catch (const Error& e) {
     if (world_size() == 1) throw;
-    std::cerr << "loom: error: " << rank_prefix() << e.what() << std::endl;
+    std::cerr << "loom: error: " + rank_prefix() + e.what() + "\n" << std::flush;  // one write
   } catch (const std::exception& e) {
     if (world_size() == 1) throw;
-    std::cerr << "loom: internal error: " << rank_prefix() << e.what() << std::endl;
+    std::cerr << "loom: internal error: " + rank_prefix() + e.what() + "\n" << std::flush;
   }
   default_process_group().abort(1);
 }

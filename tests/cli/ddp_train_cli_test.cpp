@@ -173,6 +173,13 @@ class DdpTrainCli : public ::testing::Test {
     ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
     // Rank 0 alone prints the plan and the metrics.
     EXPECT_EQ(r2.out.find("loom train:"), r2.out.rfind("loom train:")) << r2.out;
+    const std::string dp =
+        "data parallel over 2 ranks (mpi): per_device_train_batch_size 4, "
+        "global batch " +
+        std::to_string(8 * ga);
+    EXPECT_NE(r2.out.find(dp), std::string::npos) << r2.out;
+    EXPECT_EQ(r2.out.find(dp), r2.out.rfind(dp)) << r2.out;
+    EXPECT_EQ(r1.out.find("data parallel"), std::string::npos) << r1.out;
     nlohmann::json s1 = read_json(one + "/trainer_state.json");
     nlohmann::json s2 = read_json(two + "/trainer_state.json");
     ASSERT_FALSE(s1.is_discarded() || s2.is_discarded());

@@ -71,6 +71,9 @@ TEST_F(LlamaCli, TrainEvaluateAndGenerate) {
   EXPECT_EQ(cfg["architectures"][0], "LlamaForCausalLM");
   EXPECT_EQ(cfg.value("num_key_value_heads", 0), 2);
   EXPECT_EQ(cfg.value("vocab_size", 0), 50257);  // the tokenizer's
+  // The tokenizer's bos/eos (<|endoftext|>), not LlamaConfig's defaults 1 / 2.
+  EXPECT_EQ(cfg.value("bos_token_id", 0), 50256);
+  EXPECT_EQ(cfg.value("eos_token_id", 0), 50256);
 
   CliResult e = run_loom_cli(dir_, {"evaluate", "--model_name_or_path", out, "--train_file", corpus,
                                     "--validation_split_percentage", "20", "--block_size", "16",

@@ -123,8 +123,10 @@ void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
   plan.config_where = cfg_path;
 }
 
-// The model type's default config with the tokenizer's vocabulary (and pad
-// id where the type has one, as run_mlm's BERT), then --config_overrides.
+// The model type's default config with the tokenizer's vocabulary and its
+// pad / bos / eos ids where the config has those fields (run_clm / run_mlm
+// build the config from the tokenizer the same way: LlamaConfig's default
+// bos 1 / eos 2 are other tokens in most vocabularies), then --config_overrides.
 void plan_from_scratch(ModelPlan& plan, const JobArgs& job, const Tokenizer& tokenizer) {
   plan.model_type = job.model_type;
   nlohmann::json j = nlohmann::json::parse(model_type_entry(plan.model_type).default_config_json());
@@ -132,6 +134,10 @@ void plan_from_scratch(ModelPlan& plan, const JobArgs& job, const Tokenizer& tok
   if (auto pad = tokenizer.pad_token_id();
       pad && j.contains("pad_token_id") && !j["pad_token_id"].is_null())
     j["pad_token_id"] = *pad;
+  if (auto bos = tokenizer.bos_token_id(); bos && j.contains("bos_token_id"))
+    j["bos_token_id"] = *bos;
+  if (auto eos = tokenizer.eos_token_id(); eos && j.contains("eos_token_id"))
+    j["eos_token_id"] = *eos;
   plan.config_json = apply_config_overrides(j.dump(), job.config_overrides);
   plan.config_where = "--config_overrides";
 }

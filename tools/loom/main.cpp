@@ -98,16 +98,19 @@ int main(int argc, char** argv) {
     std::cerr << "loom: error: " << e.what() << "\n";
     return 1;
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "loom: error: " << loom::dist::rank_prefix() << e.what()
-              << std::endl;  // a path the user gave
+    // One write per line: under mpirun the ranks share stderr, and separate
+    // writes of the prefix and the message interleave between ranks.
+    std::cerr << "loom: error: " + loom::dist::rank_prefix() + e.what() + "\n"
+              << std::flush;  // a path the user gave
     end_other_ranks(1);
     return 1;
   } catch (const loom::Error& e) {
-    std::cerr << "loom: error: " << loom::dist::rank_prefix() << e.what() << std::endl;
+    std::cerr << "loom: error: " + loom::dist::rank_prefix() + e.what() + "\n" << std::flush;
     end_other_ranks(1);
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "loom: internal error: " << loom::dist::rank_prefix() << e.what() << std::endl;
+    std::cerr << "loom: internal error: " + loom::dist::rank_prefix() + e.what() + "\n"
+              << std::flush;
     end_other_ranks(2);
     return 2;
   }

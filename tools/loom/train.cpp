@@ -50,6 +50,14 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
       static_cast<long long>(d.train ? d.train->size() : 0),
       static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.c_str(),
       args.output_dir.c_str());
+  if (const int64_t w = train::ddp_world_size(); w > 1)
+    std::printf(
+        "  data parallel over %lld ranks (%s): per_device_train_batch_size %lld, "
+        "global batch %lld\n",
+        static_cast<long long>(w), args.ddp_backend.value_or("mpi").c_str(),
+        static_cast<long long>(args.per_device_train_batch_size),
+        static_cast<long long>(w * args.per_device_train_batch_size *
+                               args.gradient_accumulation_steps));
   if (job.model->saved_weights_file() != "model.safetensors") {
     int64_t trainable = 0;
     for (const Tensor& p : job.model->parameters())
