@@ -7,10 +7,17 @@
 // "String" pattern is matched literally (PCRE2_LITERAL). The compiled pattern is shared and
 // read-only; each split() call has its own match data, so one tokenizer may encode on many
 // threads. Assumes valid UTF-8 text (the tokenizer replaces invalid bytes first); an invalid
-// subject still only throws loom::Error. Empty matches are skipped, as `tokenizers` drops
-// empty splits.
+// subject still only throws loom::Error. Matches are found as Oniguruma's find_iter does
+// (an empty match right where the previous match ended is skipped, one character on) and
+// every match, empty or not, is a cut point, as in tokenizers' find_matches; only empty
+// pieces are dropped, after the behavior is applied. The match limit grows with the
+// subject (linearly, so bounded), as Oniguruma has none: the Llama-3 pattern's
+// \s*[\r\n]+ backtracks over a whole whitespace run before \s+(?!\S) takes it.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include "data/pre_tokenizer.h"
 #include "loom/error.h"
@@ -101,8 +108,10 @@ class SplitPreTokenizer final : public PreTokenizer {
  public:
   SplitPreTokenizer(const io::PreTokenizerSpec& spec, const std::string& source)
       : behavior_(split_behavior_of(spec.behavior, source)), invert_(spec.invert), source_(source) {
-    // PCRE2_LITERAL admits UTF but not UCP (no classes in a literal anyway).
-    uint32_t options = PCRE2_UTF | (spec.pattern_is_regex ? PCRE2_UCP : PCRE2_LITERAL);
+    // PCRE2_LITERAL admits UTF but not UCP (no classes in a literal anyway). MULTILINE: in
+    // Oniguruma's default (Ruby) syntax ^ and $ match at every line start and end.
+    uint32_t options =
+        PCRE2_UTF | (spec.pattern_is_regex ? PCRE2_UCP | PCRE2_MULTILINE : PCRE2_LITERAL);
     int error = 0;
     PCRE2_SIZE at = 0;
     code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(spec.pattern.data()), spec.pattern.size(),
@@ -119,45 +128,60 @@ class SplitPreTokenizer final : public PreTokenizer {
              std::vector<Piece>& out) const override {
     out.clear();
     pcre2_match_data* md = pcre2_match_data_create_from_pattern(code_, nullptr);
-    LOOM_CHECK(md != nullptr, "[", source_, "] pre_tokenizer Split: out of memory");
+    pcre2_match_context* mctx = pcre2_match_context_create(nullptr);
+    if (md == nullptr || mctx == nullptr) {
+      pcre2_match_data_free(md);
+      pcre2_match_context_free(mctx);
+      fail("[", source_, "] pre_tokenizer Split: out of memory");
+    }
     std::vector<SplitSegment> segs;
     try {
       for (const Piece& p : in) {
         segs.clear();
-        find_segments(md, text.substr(p.begin, p.end - p.begin), p.begin, segs);
+        find_segments(md, mctx, text.substr(p.begin, p.end - p.begin), p.begin, segs);
         apply_split_behavior(behavior_, segs, out);
       }
     } catch (...) {
       pcre2_match_data_free(md);
+      pcre2_match_context_free(mctx);
       throw;
     }
     pcre2_match_data_free(md);
+    pcre2_match_context_free(mctx);
   }
 
  private:
-  // Segments of `s` (offset by `base`) alternating non-match / match, covering all of s.
-  void find_segments(pcre2_match_data* md, std::string_view s, uint32_t base,
-                     std::vector<SplitSegment>& segs) const {
+  // Segments of `s` (offset by `base`) alternating non-match / match (a match may be
+  // empty), covering all of s: tokenizers' find_matches over Oniguruma's find_iter.
+  void find_segments(pcre2_match_data* md, pcre2_match_context* mctx, std::string_view s,
+                     uint32_t base, std::vector<SplitSegment>& segs) const {
+    // PCRE2's default limits (10M) scaled with the subject: linear, so CPU stays bounded.
+    const uint64_t limit = std::min<uint64_t>(10'000'000ull + 64ull * s.size(), UINT32_MAX);
+    pcre2_set_match_limit(mctx, static_cast<uint32_t>(limit));
+    pcre2_set_depth_limit(mctx, static_cast<uint32_t>(limit));
     auto subject = reinterpret_cast<PCRE2_SPTR>(s.data());
-    size_t prev = 0, offset = 0;
+    size_t prev = 0, last_end = 0, last_match_end = 0;
+    bool matched_before = false;
     uint32_t check = 0;  // the first call checks the UTF-8 of the whole subject, once
-    while (offset <= s.size()) {
-      int rc = pcre2_match(code_, subject, s.size(), offset, check, md, nullptr);
+    while (last_end <= s.size()) {
+      int rc = pcre2_match(code_, subject, s.size(), last_end, check, md, mctx);
       if (rc == PCRE2_ERROR_NOMATCH) break;
       LOOM_CHECK(rc >= 0, "[", source_, "] pre_tokenizer Split: match failed: ", pcre2_message(rc));
       check = PCRE2_NO_UTF_CHECK;
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
       size_t b = ov[0], e = ov[1];
-      if (e == b) {  // empty match: step over one character
-        offset = b + 1;
-        while (offset < s.size() && (static_cast<unsigned char>(s[offset]) & 0xC0) == 0x80) {
-          ++offset;
+      if (e == b && matched_before && last_match_end == e) {  // step over one character
+        ++last_end;
+        while (last_end < s.size() && (static_cast<unsigned char>(s[last_end]) & 0xC0) == 0x80) {
+          ++last_end;
         }
         continue;
       }
+      last_end = last_match_end = e;
+      matched_before = true;
       if (prev < b) segs.push_back(segment(base, prev, b, false));
       segs.push_back(segment(base, b, e, true));
-      prev = offset = e;
+      prev = e;
     }
     if (prev < s.size()) segs.push_back(segment(base, prev, s.size(), false));
   }

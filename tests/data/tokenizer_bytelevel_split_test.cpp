@@ -2,10 +2,13 @@
 // [Split(Regex, Isolated), ByteLevel(use_regex false)], Qwen2's NFC normalizer, Llama-3's
 // ignore_merges and BOS template) against the `tokenizers` library: every id, mask, offset
 // and decoded string of tests/fixtures/tokenizers/{llama3,qwen2}_cases.json, written by
-// tools/make_bytelevel_bpe_fixtures.py; plus the Split behaviors and bad patterns.
+// tools/make_bytelevel_bpe_fixtures.py; plus the Split behaviors and bad patterns, and the
+// pieces of patterns with empty matches (tests/fixtures/tokenizers/split_patterns.json,
+// written by tools/make_split_pattern_fixtures.py).
 #include <gtest/gtest.h>
 
 #include "common/error_of.h"
+#include "data/pre_tokenizer.h"
 #include "data/tokenizer_test_util.h"
 #include "loom/error.h"
 #include "loom/tokenizer.h"
@@ -124,6 +127,63 @@ TEST(ByteLevelSplit, BehaviorsMatchTokenizersSemantics) {
   EXPECT_EQ(split_tokens(split_only_json("Regex", "-+", "Contiguous", false), "a--b"),
             (V{"a", "--", "b"}));
   EXPECT_EQ(split_tokens(split_only_json("String", "-", "Removed", true), "a-b"), (V{"-"}));
+}
+
+std::vector<std::vector<int64_t>> split_pieces(const std::string& pattern,
+                                               const std::string& behavior, bool invert,
+                                               const std::string& text) {
+  io::PreTokenizerSpec spec;
+  spec.type = "Split";
+  spec.pattern = pattern;
+  spec.pattern_is_regex = true;
+  spec.behavior = behavior;
+  spec.invert = invert;
+  std::unique_ptr<data::PreTokenizer> split = data::make_split_pre_tokenizer(spec, "test");
+  std::vector<data::Piece> in{{0, static_cast<uint32_t>(text.size())}}, out;
+  split->split(text, in, out);
+  std::vector<std::vector<int64_t>> pieces;
+  for (const data::Piece& p : out) pieces.push_back({p.begin, p.end});
+  return pieces;
+}
+
+TEST(ByteLevelSplit, EmptyMatchesCutAsTokenizers) {
+  // Every match is a cut point, an empty one (lookaround, x*, anchors) included.
+  const json f = load_json(source_path("tests/fixtures/tokenizers/split_patterns.json"));
+  ASSERT_GT(f["cases"].size(), 1000u);
+  for (const json& c : f["cases"]) {
+    const std::string pattern = c["pattern"], behavior = c["behavior"], text = c["text"];
+    const bool invert = c["invert"];
+    EXPECT_EQ(split_pieces(pattern, behavior, invert, text),
+              c["pieces"].get<std::vector<std::vector<int64_t>>>())
+        << "pattern " << pattern << " " << behavior << " invert " << invert << " text '" << text
+        << "'";
+  }
+}
+
+TEST(ByteLevelSplit, EmptyLookaheadMatchCutsLlama3Text) {
+  // The Llama-3 fixture with its Split pattern replaced by (?=a): `tokenizers` gives the
+  // pieces 'a', 'a' for "aa", so the ids of 'a' twice (not the merged "aa").
+  json j = load_json(split_fixture_dir("llama3") + "/tokenizer.json");
+  json& split = j["pre_tokenizer"]["pretokenizers"][0];
+  ASSERT_EQ(split["type"], "Split");
+  split["pattern"] = {{"Regex", "(?=a)"}};
+  TempDir dir;
+  Tokenizer tok = Tokenizer::from_file(dir.write("tokenizer.json", j.dump()));
+  EncodeOptions opts = tok.default_options();
+  opts.add_special_tokens = false;
+  EXPECT_TRUE(same_values(tok.encode("aa", opts).ids, std::vector<int32_t>{64, 64}));
+}
+
+TEST(ByteLevelSplit, LongWhitespaceRunWithinMatchLimit) {
+  // 10M spaces and "a" under the Llama-3 pattern: \s*[\r\n]+ backtracks over the whole
+  // run, past PCRE2's default match limit; `tokenizers` (Oniguruma) splits it.
+  const std::string pattern = R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|)"
+                              R"( ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  const int64_t n = 10'000'000;
+  std::string text(n, ' ');
+  text += "a";
+  EXPECT_EQ(split_pieces(pattern, "Isolated", false, text),
+            (std::vector<std::vector<int64_t>>{{0, n - 1}, {n - 1, n + 1}}));
 }
 
 TEST(ByteLevelSplit, BadPatternIsAClearError) {
