@@ -116,7 +116,9 @@ class PeftModelForCausalLM : public CausalLM {
   /// (requires_grad false) and attaches an adapter to each targeted
   /// Linear/Conv1D. Throws loom::Error "[lora] ..." for a null model, no
   /// module matching target_modules (naming them), a targeted module that is
-  /// not a Linear/Conv1D, or a model that has adapters already.
+  /// not a Linear/Conv1D, Linear and Conv1D targets mixed, or a targeted
+  /// layer that has an adapter already; every check runs before the model
+  /// is changed, so after a throw it is as it was (no adapter, same flags).
   PeftModelForCausalLM(std::shared_ptr<CausalLM> model, LoraConfig config);
   /// PEFT's PeftModel.from_pretrained: reads `adapter_dir`/adapter_config.json,
   /// wraps `model` and loads `adapter_dir`/adapter_model.safetensors (every
@@ -161,12 +163,14 @@ class PeftModelForCausalLM : public CausalLM {
   std::string saved_weights_file() const override { return "adapter_model.safetensors"; }
 
   /// PEFT's merge_and_unload: W += B A * scaling (transposed for
-  /// fan_in_fan_out layers) in every wrapped layer, adapters detached, base
-  /// parameters trainable again; returns the base model. This object is
+  /// fan_in_fan_out layers) in every wrapped layer, adapters detached, each
+  /// base parameter's requires_grad as before get_peft_model; returns the
+  /// base model. This object is
   /// left without adapters (do not train it further).
   std::shared_ptr<CausalLM> merge_and_unload();
-  /// PEFT's unload: detaches the adapters without merging, base parameters
-  /// trainable again; returns the base model.
+  /// PEFT's unload: detaches the adapters without merging, each base
+  /// parameter's requires_grad as before get_peft_model (a parameter the
+  /// user had frozen stays frozen); returns the base model.
   std::shared_ptr<CausalLM> unload();
   /// The base model (with the adapters attached).
   CausalLM& base_model() const { return *model_; }
@@ -177,10 +181,15 @@ class PeftModelForCausalLM : public CausalLM {
   std::vector<std::pair<std::string, Tensor>> adapter_state_dict() const;
 
  private:
+  std::vector<std::pair<std::string, nn::LinearLayer*>> find_targets();
+
   std::shared_ptr<CausalLM> model_;
   LoraConfig config_;
   std::vector<std::string> targeted_;
   std::vector<std::pair<nn::LinearLayer*, std::shared_ptr<LoraAdapter>>> layers_;
+  /// Each base parameter and its requires_grad before the constructor froze
+  /// it; unload() restores them.
+  std::vector<std::pair<Tensor, bool>> base_requires_grad_;
 };
 
 /// PEFT's get_peft_model for a causal LM (see the constructor above).

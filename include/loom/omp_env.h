@@ -34,7 +34,9 @@ std::vector<std::pair<std::string, std::string>> omp_env_defaults(
 /// something to set, sets it and re-executes /proc/self/exe with `argv`
 /// (libgomp reads its environment once, when it loads, so only a new process
 /// image sees it). Does not return then; returns false when nothing needed
-/// setting or the exec failed (the process goes on with OpenMP's defaults).
+/// setting, /proc/self/exe is not this program (started through the dynamic
+/// loader, `ld-linux-x86-64.so.2 loom ...`: no exec) or the exec failed
+/// (the process goes on with OpenMP's defaults, its environment unchanged).
 bool apply_omp_env_defaults(char** argv);
 
 }  // namespace loom

@@ -1,10 +1,14 @@
 // loom's default OpenMP wait policy (loom/omp_env.h): which variables
 // omp_env_defaults() sets for a given environment (the user's choice always
 // wins), and, through the `loom` binary, that the re-executed process runs
-// with them (`loom info` prints what is in effect and who set it).
+// with them (`loom info` prints what is in effect and who set it), and that
+// `loom` started through the dynamic loader runs (no re-exec of the loader).
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -80,6 +84,30 @@ TEST(OmpEnvDefaults, TheLoomBinaryRunsWithThemUnlessTheUserSetOne) {
               std::string::npos)
         << r.out;
   }
+}
+
+// `/lib64/ld-linux-x86-64.so.2 build/loom info`: /proc/self/exe is the
+// loader there, so re-executing it would make the loader take "info" as the
+// program ("info: cannot open shared object file"); loom must run without
+// the re-exec and so with libgomp's default.
+TEST(OmpEnvDefaults, TheLoomBinaryStartedThroughTheDynamicLoaderRuns) {
+  if (testing::loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built";
+  std::string loader;
+  for (const char* p : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"})
+    if (std::filesystem::exists(p)) loader = p;
+  if (loader.empty()) GTEST_SKIP() << "no glibc dynamic loader at a known path";
+  testing::TempDir dir;
+  ScopedEnv spin("GOMP_SPINCOUNT", std::nullopt), applied(kOmpEnvAppliedVar, std::nullopt),
+      opt_out("LOOM_OMP_DEFAULTS", std::nullopt), policy("OMP_WAIT_POLICY", std::nullopt);
+  const std::string out = dir.sub("stdout.txt"), err = dir.sub("stderr.txt");
+  const std::string cmd =
+      testing::shell_quote(loader) + " " + testing::shell_quote(testing::loom_binary_path()) +
+      " info >" + testing::shell_quote(out) + " 2>" + testing::shell_quote(err) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << testing::read_cli_file(err);
+  EXPECT_NE(testing::read_cli_file(out).find("openmp wait: libgomp default\n"), std::string::npos)
+      << testing::read_cli_file(out);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "common/temp_dir.h"
@@ -117,6 +118,66 @@ TEST(Lora, BadTargetsAreErrors) {
   auto once = get_peft_model(base, {});
   EXPECT_NE(lora_error_of([&] { get_peft_model(base, {}); }).find("has an adapter already"),
             std::string::npos);
+}
+
+// Each parameter's requires_grad, by name.
+std::map<std::string, bool> lora_requires_grad_of(const nn::Module& m) {
+  std::map<std::string, bool> out;
+  for (const auto& [name, p] : m.named_parameters()) out[name] = p.requires_grad();
+  return out;
+}
+
+TEST(Lora, ABadTargetLeavesTheBaseModelAsItWas) {
+  auto base = tiny_base("llama");
+  Tensor before = base->forward(lora_test_inputs()).logits;
+  {
+    Tensor first = base->named_parameters().front().second;
+    first.requires_grad_(false);  // the user's own choice, kept too
+  }
+  const std::map<std::string, bool> flags = lora_requires_grad_of(*base);
+  LoraConfig cfg;
+  // Every q_proj matches before model.norm, which is no Linear.
+  cfg.target_modules = {"q_proj", "norm"};
+  std::string err = lora_error_of([&] { get_peft_model(base, cfg); });
+  EXPECT_NE(err.find("'model.norm' is a "), std::string::npos) << err;
+  EXPECT_NE(err.find("not a Linear"), std::string::npos) << err;
+  for (const auto& [name, t] : base->state_dict())
+    EXPECT_EQ(name.find("lora_"), std::string::npos) << name << ": adapter left behind";
+  EXPECT_EQ(lora_requires_grad_of(*base), flags) << "the failed get_peft_model froze the base";
+  EXPECT_TRUE(testing::close_scaled(base->forward(lora_test_inputs()).logits, before, 0));
+  // And the model takes an adapter afterwards.
+  cfg.target_modules = {"q_proj"};
+  EXPECT_EQ(get_peft_model(base, cfg)->targeted_module_names().size(), 2u);
+
+  // GPT-2: c_attn (Conv1D) matches before lm_head (Linear).
+  auto gpt2 = tiny_base("gpt2");
+  const std::map<std::string, bool> gpt2_flags = lora_requires_grad_of(*gpt2);
+  cfg.target_modules = {"c_attn", "lm_head"};
+  err = lora_error_of([&] { get_peft_model(gpt2, cfg); });
+  EXPECT_NE(err.find("mix Linear and Conv1D"), std::string::npos) << err;
+  for (const auto& [name, t] : gpt2->state_dict())
+    EXPECT_EQ(name.find("lora_"), std::string::npos) << name << ": adapter left behind";
+  EXPECT_EQ(lora_requires_grad_of(*gpt2), gpt2_flags);
+}
+
+TEST(Lora, UnloadKeepsTheParametersTheUserHadFrozen) {
+  for (bool merge : {false, true}) {
+    auto base = tiny_base("llama");
+    const std::string frozen = base->named_parameters().front().first;
+    {
+      Tensor first = base->named_parameters().front().second;
+      first.requires_grad_(false);
+    }
+    const std::map<std::string, bool> flags = lora_requires_grad_of(*base);
+    auto peft = get_peft_model(base, {});
+    for (const auto& [name, p] : base->named_parameters())
+      if (name.find("lora_") == std::string::npos) EXPECT_FALSE(p.requires_grad()) << name;
+    std::shared_ptr<CausalLM> back = merge ? peft->merge_and_unload() : peft->unload();
+    EXPECT_EQ(back.get(), base.get());
+    const std::map<std::string, bool> after = lora_requires_grad_of(*back);
+    EXPECT_EQ(after, flags) << (merge ? "merge_and_unload" : "unload");
+    EXPECT_FALSE(after.at(frozen)) << frozen << " was frozen by the user";
+  }
 }
 
 TEST(Lora, SavesPeftsFilesAndLoadsThemBack) {

@@ -48,19 +48,14 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-PeftModelForCausalLM::PeftModelForCausalLM(std::shared_ptr<CausalLM> model, LoraConfig config)
-    : model_(std::move(model)), config_(std::move(config)) {
-  LOOM_CHECK(model_ != nullptr, "[lora] get_peft_model: model is null");
-  if (config_.target_modules.empty())
-    config_.target_modules = default_lora_target_modules(model_->pretrained_config().model_type);
-  config_.validate();
+// The layers config_.target_modules names, validated: each a Linear/Conv1D
+// without an adapter, at least one, not Linear and Conv1D mixed. Changes
+// nothing in the model (so a throw leaves it as it was); with "all-linear"
+// replaces config_.target_modules by the layers' own names, as PEFT does.
+std::vector<std::pair<std::string, nn::LinearLayer*>> PeftModelForCausalLM::find_targets() {
   const bool all_linear =
       config_.target_modules.size() == 1 && config_.target_modules[0] == "all-linear";
-  const Device device = model_->device();
-  for (const auto& [name, t] : model_->named_parameters(false)) {
-    Tensor handle = t;
-    handle.requires_grad_(false);
-  }
+  std::vector<std::pair<std::string, nn::LinearLayer*>> targets;
   bool any_conv = false, any_linear = false;
   for (auto& [name, m] : model_->named_modules()) {
     auto* layer = dynamic_cast<nn::LinearLayer*>(m);
@@ -71,19 +66,15 @@ PeftModelForCausalLM::PeftModelForCausalLM(std::shared_ptr<CausalLM> model, Lora
                ", not a Linear or Conv1D");
     LOOM_CHECK(layer->adapter() == nullptr, "[lora] module '", name, "' has an adapter already");
     (layer->fan_in_fan_out() ? any_conv : any_linear) = true;
-    auto adapter =
-        std::make_shared<LoraAdapter>(layer->in_features(), layer->out_features(), config_);
-    layer->set_adapter(adapter);
-    layers_.emplace_back(layer, adapter);
-    targeted_.push_back(name);
+    targets.emplace_back(name, layer);
   }
   if (all_linear) {
     // PEFT expands the shorthand to the layers' own names (sorted here), and saves those.
     std::set<std::string> names;
-    for (const std::string& n : targeted_) names.insert(n.substr(n.rfind('.') + 1));
+    for (const auto& [n, layer] : targets) names.insert(n.substr(n.rfind('.') + 1));
     config_.target_modules.assign(names.begin(), names.end());
   }
-  LOOM_CHECK(!targeted_.empty(), "[lora] target modules {", joined(config_.target_modules),
+  LOOM_CHECK(!targets.empty(), "[lora] target modules {", joined(config_.target_modules),
              "} not found in the base model ", model_->architecture());
   LOOM_CHECK(!(any_conv && any_linear), "[lora] target modules mix Linear and Conv1D layers");
   if (any_conv != config_.fan_in_fan_out) {
@@ -92,11 +83,40 @@ PeftModelForCausalLM::PeftModelForCausalLM(std::shared_ptr<CausalLM> model, Lora
               << " for " << (any_conv ? "Conv1D" : "Linear") << " target modules\n";
     config_.fan_in_fan_out = any_conv;
   }
-  auto holder = std::make_shared<LoraModelHolder>();
-  holder->register_module("model", model_);
-  register_module("base_model", holder);
-  to(device);
-  train(model_->is_training());
+  return targets;
+}
+
+PeftModelForCausalLM::PeftModelForCausalLM(std::shared_ptr<CausalLM> model, LoraConfig config)
+    : model_(std::move(model)), config_(std::move(config)) {
+  LOOM_CHECK(model_ != nullptr, "[lora] get_peft_model: model is null");
+  if (config_.target_modules.empty())
+    config_.target_modules = default_lora_target_modules(model_->pretrained_config().model_type);
+  config_.validate();
+  const Device device = model_->device();
+  // Every check first: a bad target leaves the caller's model untouched.
+  std::vector<std::pair<std::string, nn::LinearLayer*>> targets = find_targets();
+  for (const auto& [name, t] : model_->named_parameters(false)) {
+    base_requires_grad_.emplace_back(t, t.requires_grad());
+    Tensor handle = t;
+    handle.requires_grad_(false);
+  }
+  try {
+    for (const auto& [name, layer] : targets) {
+      auto adapter =
+          std::make_shared<LoraAdapter>(layer->in_features(), layer->out_features(), config_);
+      layer->set_adapter(adapter);
+      layers_.emplace_back(layer, adapter);
+      targeted_.push_back(name);
+    }
+    auto holder = std::make_shared<LoraModelHolder>();
+    holder->register_module("model", model_);
+    register_module("base_model", holder);
+    to(device);
+    train(model_->is_training());
+  } catch (...) {
+    unload();  // adapters off, the base's requires_grad flags back
+    throw;
+  }
 }
 
 std::shared_ptr<PeftModelForCausalLM> get_peft_model(std::shared_ptr<CausalLM> model,
@@ -225,10 +245,10 @@ std::shared_ptr<CausalLM> PeftModelForCausalLM::unload() {
   for (auto& [layer, adapter] : layers_) layer->remove_adapter();
   layers_.clear();
   targeted_.clear();
-  for (const auto& [name, t] : model_->named_parameters(false)) {
-    Tensor handle = t;
-    if (is_floating(t.dtype())) handle.requires_grad_(true);
-  }
+  // Each base parameter's requires_grad as it was before get_peft_model
+  // froze it (PEFT does not touch the base's flags when it unloads).
+  for (auto& [t, requires_grad] : base_requires_grad_) t.requires_grad_(requires_grad);
+  base_requires_grad_.clear();
   return model_;
 }
 
