@@ -5,6 +5,8 @@
 // completion. Open MPI 4.1 (Debian bookworm's openmpi-bin).
 #include "dist/mpi_process_group.h"
 
+#include "dist/deadline.h"
+
 #if LOOM_WITH_MPI
 // The C API only (Open MPI's deprecated C++ bindings warn under -Wextra).
 #define OMPI_SKIP_MPICXX 1
@@ -14,6 +16,7 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+#include <vector>
 #endif
 
 #include "loom/error.h"
@@ -42,7 +45,7 @@ void mpi_check(int rc, const char* what) {
 // Yields at first, then sleeps up to 1 ms between polls, so a rank waiting
 // for a slow peer leaves the cores to it.
 void mpi_wait(MPI_Request& request, std::chrono::seconds timeout, const char* what) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = deadline_after(std::chrono::steady_clock::now(), timeout);  // saturates
   std::chrono::microseconds pause{0};
   for (int polls = 0;; ++polls) {
     int done = 0;
@@ -115,7 +118,18 @@ class MpiAllReduceWork final : public Work {
   void wait() override {
     if (done_) return;
     done_ = true;
-    mpi_wait(request_, timeout_, "all_reduce");
+    try {
+      mpi_wait(request_, timeout_, "all_reduce");
+    } catch (...) {
+      // Timed out: MPI_Iallreduce still owns the f32 staging buffer (MPI
+      // cannot cancel a collective: MPI_Cancel is for point-to-point only),
+      // and may write into it until the job aborts. Freeing it here (or in
+      // the destructor) would let MPI write into freed memory, so it is
+      // leaked on purpose; the error ends the job, which frees it.
+      if (!wide_.empty()) new std::vector<float>(std::move(wide_));  // NOLINT: deliberate leak
+      wide_.clear();
+      throw;
+    }
     finish();
   }
   bool is_completed() override {

@@ -184,7 +184,13 @@ data::DataLoader Trainer::Impl::make_loader(std::shared_ptr<const data::Dataset>
                                     .seed = o.seed,
                                     .drop_last = args.dataloader_drop_last});
   } else {
-    sampler = std::make_shared<train::EvalShardSampler>(n, train::ddp_rank(), world);
+    // drop_last applies to the whole set, not to each rank's shard: shard
+    // the floor(n / batch) * batch rows one process keeps and let every rank
+    // keep its last partial batch, so the metrics are one process's (a rank
+    // dropping its own remainder would lose rows, or hold none at all).
+    const int64_t kept = args.dataloader_drop_last ? n / batch_size * batch_size : n;
+    sampler = std::make_shared<train::EvalShardSampler>(kept, train::ddp_rank(), world);
+    o.drop_last = false;
   }
   o.shuffle = false;
   return data::DataLoader(std::move(dataset), options.data_collator, o, std::move(sampler));
@@ -227,9 +233,9 @@ void Trainer::Impl::store_flos() {
 
 // Data parallel: a launcher mistake (other flags, another model on one rank)
 // would otherwise hang or train garbage. Compared: the arguments (without
-// logging_dir, which names the host and time) and the parameters' names,
-// shapes and dtypes. Every rank calls it at the start of train().
-void Trainer::Impl::check_same_setup_on_all_ranks() const {
+// logging_dir, which names the host and time), the parameters' names,
+// shapes and dtypes, and whether --bf16 autocasts. Every rank calls it at the start of train().
+void Trainer::Impl::check_same_setup_on_all_ranks() {
   if (train::ddp_world_size() == 1) return;
   TrainingArguments a = args;
   a.logging_dir.reset();
@@ -242,6 +248,12 @@ void Trainer::Impl::check_same_setup_on_all_ranks() const {
   for (const auto& [name, p] : model->named_parameters())
     params.push_back(name + " " + dtype_name(p.dtype()) + to_string(p.shape()));
   train::check_same_items_on_all_ranks("parameters", params);
+  // --bf16 runs under autocast only where this host's CPU has native bf16
+  // matmuls: on mixed hosts the ranks would train in different precisions
+  // (and all-reduce gradients of different models) under the same flags.
+  train::check_same_items_on_all_ranks(
+      "autocast decisions (--bf16, made from each host's CPU)",
+      {std::string("autocast bf16 ") + (use_autocast() ? "on" : "off")});
 }
 
 Tensor Trainer::Impl::zero_scalar() const { return scalar_tensor(0.0, DType::f32, device); }

@@ -91,7 +91,9 @@ struct Trainer::Impl {
   /// device has native bf16 matmuls (loom/autocast.h choose_autocast). The
   /// first call with args.bf16 prints "[Trainer] precision: ..." to stderr.
   bool use_autocast();
-  void check_same_setup_on_all_ranks() const;
+  /// Data parallel: throws loom::Error naming the first rank whose training
+  /// arguments, parameters or autocast decision (use_autocast) differ from rank 0's.
+  void check_same_setup_on_all_ranks();
 
   // trainer_loop.cpp
   TrainOutput train(std::optional<std::string> resume);

@@ -162,6 +162,9 @@ void validate_misc(const TrainingArguments& a) {
   // transformers also names nccl, gloo, ccl, hccl, cncl, mccl: not loom's engines.
   if (a.ddp_backend) check_one_of("ddp_backend", *a.ddp_backend, {"auto", "mpi"});
   check_positive_int("ddp_timeout", a.ddp_timeout);
+  // Seconds; 1e9 (~31 years) keeps now + timeout far inside int64 nanoseconds.
+  LOOM_CHECK(a.ddp_timeout <= 1000000000,
+             "[TrainingArguments] ddp_timeout: must be <= 1000000000 seconds, got ", a.ddp_timeout);
   LOOM_CHECK(a.seed >= 0, "[TrainingArguments] seed: must be >= 0, got ", a.seed);
   LOOM_CHECK(!a.data_seed || *a.data_seed >= 0, "[TrainingArguments] data_seed: must be >= 0, got ",
              *a.data_seed);

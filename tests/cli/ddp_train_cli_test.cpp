@@ -5,7 +5,9 @@
 // bit the one-process value, only rank 0 prints and writes; the hang
 // scenarios of pytorch/xla (#2020 uneven training shards, #2749 uneven
 // evaluation shards, #2712 a save on rank 0 that fails) end, with a timeout;
-// a rank killed mid-training ends the job within 60 s.
+// a rank killed mid-training ends the job within 60 s; `loom evaluate` with
+// --dataloader_drop_last gives the one-process metrics, printed once; ranks
+// whose --bf16 autocast decisions differ stop at start-up.
 // Skips when mpirun or the loom binary is absent, or loom was built without MPI.
 #include <gtest/gtest.h>
 
@@ -287,6 +289,87 @@ TEST_F(DdpTrainCli, MismatchedFlagsOrModelOnOneRankStopAtStartUp) {
   const std::string model = mpmd({"--config_overrides", "n_layer=1,n_embd=16,n_head=2"});
   EXPECT_NE(model.find("differ between ranks"), std::string::npos) << model;
   EXPECT_NE(model.find("n_layer=1"), std::string::npos) << model;
+}
+
+TEST_F(DdpTrainCli, EvaluateWithDropLastOnTwoRanksEqualsOneProcessAndPrintsOnce) {
+  // --dataloader_drop_last drops the last partial batch of the whole set
+  // (one process keeps floor(n / 4) * 4 rows), not one per rank: 13 rows
+  // keep 12 (a rank dropping its own 7- and 6-row remainders kept 8); 5 rows
+  // keep 4 (each rank's 3 and 2 rows made no full batch: no batch at all).
+  const std::string model = dir_.sub("model");
+  auto train = ddp_flags(corpus_, model, 8, 1);
+  train.insert(train.end(), {"--max_steps", "2", "--eval_on_start", "false"});
+  CliResult t = run_ranks(dir_, 0, train);
+  ASSERT_EQ(t.exit_code, 0) << t.err << t.out;
+  for (const char* rows : {"13", "5"}) {
+    auto eval_flags = [&](const std::string& out) {
+      return std::vector<std::string>{"evaluate",
+                                      "--model_name_or_path",
+                                      model,
+                                      "--train_file",
+                                      corpus_,
+                                      "--validation_split_percentage",
+                                      "20",
+                                      "--block_size",
+                                      "16",
+                                      "--max_eval_samples",
+                                      rows,
+                                      "--per_device_eval_batch_size",
+                                      "4",
+                                      "--dataloader_drop_last",
+                                      "true",
+                                      "--device",
+                                      "lazy",
+                                      "--disable_tqdm",
+                                      "--report_to",
+                                      "none",
+                                      "--output_dir",
+                                      out};
+    };
+    const std::string one = dir_.sub(std::string("eval1_") + rows);
+    const std::string two = dir_.sub(std::string("eval2_") + rows);
+    CliResult r1 = run_ranks(dir_, 0, eval_flags(one));
+    ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
+    CliResult r2 = run_ranks(dir_, 2, eval_flags(two));
+    ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
+    // Rank 0 alone prints the metrics (and writes eval_results.json).
+    const std::string banner = "***** eval metrics *****";
+    ASSERT_NE(r2.out.find(banner), std::string::npos) << r2.out;
+    EXPECT_EQ(r2.out.find(banner), r2.out.rfind(banner)) << r2.out;
+    nlohmann::json e1 = read_json(one + "/eval_results.json");
+    nlohmann::json e2 = read_json(two + "/eval_results.json");
+    ASSERT_FALSE(e1.is_discarded() || e2.is_discarded());
+    ASSERT_TRUE(e1.contains("eval_loss")) << e1.dump();
+    ASSERT_TRUE(std::isfinite(e1.value("eval_loss", NAN))) << e1.dump();
+    for (const auto& [key, value] : e1.items()) {
+      if (key == "eval_runtime" || key.find("_per_second") != std::string::npos) continue;
+      ASSERT_TRUE(e2.contains(key)) << key;
+      expect_close({e2[key].get<double>()}, {value.get<double>()}, 1e-6, key + " " + rows);
+    }
+  }
+}
+
+TEST_F(DdpTrainCli, AutocastDecisionDifferingBetweenRanksStopsAtStartUp) {
+  // --bf16 autocasts only where the host's CPU has native bf16 matmuls;
+  // LOOM_AUTOCAST_NATIVE stands in for two different hosts.
+  std::string loom = shell_quote(loom_binary_path());
+  auto flags = ddp_flags(corpus_, dir_.sub("bf16"), 4, 1);
+  flags.insert(flags.end(), {"--bf16", "true", "--eval_on_start", "false"});
+  for (const std::string& a : flags) loom += " " + shell_quote(a);
+  const std::string err = dir_.sub("bf16_err.txt");
+  const std::string cmd =
+      "OMP_NUM_THREADS=1 timeout -k 5 60 mpirun --allow-run-as-root "
+      "--oversubscribe --bind-to none -x OMP_NUM_THREADS -np 1 env LOOM_AUTOCAST_NATIVE=1 " +
+      loom + " : -np 1 env LOOM_AUTOCAST_NATIVE=0 " + loom + " >/dev/null 2>" + shell_quote(err) +
+      " </dev/null";
+  const int status = std::system(cmd.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const std::string text = read_cli_file(err);
+  EXPECT_NE(code, 0) << text;
+  EXPECT_NE(code, 124) << "hung";
+  EXPECT_NE(text.find("autocast decisions"), std::string::npos) << text;
+  EXPECT_NE(text.find("differ between ranks"), std::string::npos) << text;
+  EXPECT_NE(text.find("autocast bf16 off"), std::string::npos) << text;
 }
 
 TEST_F(DdpTrainCli, FailedSaveOnRankZeroEndsTheJob) {

@@ -269,6 +269,7 @@ TEST(TrainingArguments, ValidateRejectsNamingTheArgument) {
       {"device", [](auto& a) { a.device = "tpu"; }},
       {"ddp_backend", [](auto& a) { a.ddp_backend = "nccl"; }},  // transformers' name, not loom's
       {"ddp_timeout", [](auto& a) { a.ddp_timeout = 0; }},
+      {"ddp_timeout", [](auto& a) { a.ddp_timeout = 10000000000; }},  // overflows ns (int64)
       {"output_dir", [](auto& a) { a.output_dir = ""; }},
       {"dataloader_num_workers", [](auto& a) { a.dataloader_num_workers = -1; }},
       {"seed", [](auto& a) { a.seed = -3; }},

@@ -2,7 +2,8 @@
 // same data/model flags as `loom train`): eval_loss, eval_perplexity for
 // language models, eval_accuracy and eval_f1 for classification, printed as
 // transformers' log_metrics block. With an explicit --output_dir it also
-// writes eval_results.json and lazy_metrics.json there.
+// writes eval_results.json and lazy_metrics.json there. Under mpirun only
+// rank 0 prints and writes.
 // Assumes main() turns a loom::Error into one "loom: error: ..." line.
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "loom/error.h"
 #include "loom/metrics.h"
 #include "train/checkpoint_files.h"
+#include "train/ddp.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -40,6 +42,9 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
   Trainer trainer(job.model, args, nullptr, job.data.eval, job.options);
   Logs m = trainer.evaluate();
   m["eval_samples"] = static_cast<double>(job.data.eval->size());
+  // Data parallel: every rank holds the same metrics (gathered in
+  // evaluate()); rank 0 alone prints and writes, as `loom train` does.
+  if (!train::is_world_process_zero()) return;
   print_metrics("eval", m);
   if (!cmd.given.count("output_dir")) return;
   const fs::path dir = args.output_dir;
