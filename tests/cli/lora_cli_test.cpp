@@ -127,9 +127,9 @@ TEST_F(LoraCli, TrainSavesPeftAdaptersResumesAndGenerates) {
   EXPECT_EQ(state["global_step"], 4);
 
   // loom evaluate takes the adapter directory as the model too.
-  CliResult e = run_loom_cli(dir_, {"evaluate", "--model_name_or_path", out, "--train_file", corpus_,
-                                    "--validation_split_percentage", "20", "--block_size", "16",
-                                    "--disable_tqdm"});
+  CliResult e = run_loom_cli(
+      dir_, {"evaluate", "--model_name_or_path", out, "--train_file", corpus_,
+             "--validation_split_percentage", "20", "--block_size", "16", "--disable_tqdm"});
   ASSERT_EQ(e.exit_code, 0) << e.err << e.out;
   EXPECT_NE(e.out.find("eval_perplexity"), std::string::npos) << e.out;
 
@@ -171,6 +171,31 @@ TEST_F(LoraCli, BadLoraFlagsAreOneErrorLine) {
   a = {"train", "--model_type", "llama", "--lora_r", "0", "--tokenizer_name", kGpt2Tokenizer};
   a.insert(a.end(), c.begin(), c.end());
   expect_one_error_line(run_loom_cli(dir_, a), "--lora_r: expected an integer >= 1, got 0");
+}
+
+// An adapter directory as the model trains on with its own adapter_config.json:
+// a LoRA flag with another value is an error, not silently ignored (it was:
+// --lora_r 8 on an r=4 adapter trained r=4 and printed a wrong count).
+TEST_F(LoraCli, AnAdapterDirRefusesLoraFlagsThatDifferFromItsConfig) {
+  const std::string base = make_base(), out = dir_.sub("lora");
+  CliResult r = lora_train(base, out, "1", {});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::vector<std::string> a = {"train", "--model_name_or_path", out, "--use_lora", "--device",
+                                "lazy"};
+  auto c = common(dir_.sub("again"), "1");
+  a.insert(a.end(), c.begin(), c.end());
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> v = a;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return run_loom_cli(dir_, v);
+  };
+  expect_one_error_line(with({"--lora_r", "8"}), "--lora_r 8 differs from the adapter's 4");
+  expect_one_error_line(with({"--lora_alpha", "16"}), "--lora_alpha 16 differs from the adapter's");
+  expect_one_error_line(with({"--lora_target_modules", "q_proj"}),
+                        "--lora_target_modules q_proj differs from the adapter's");
+  CliResult same = with({"--lora_r", "4", "--lora_alpha", "8"});
+  EXPECT_EQ(same.exit_code, 0) << same.err << same.out;
+  EXPECT_NE(same.out.find("LoRA: trainable params: 224 ||"), std::string::npos) << same.out;
 }
 
 }  // namespace

@@ -88,7 +88,7 @@ PreparedJob prepare_job(const JobCommand& cmd, TrainingArguments& training, bool
   if (want_train) check_training_fits(p.plan, training);  // before reading any data
   p.data = load_job_data(job, p.plan, tok, want_train, want_eval);
   p.model = build_model(p.plan, p.data, static_cast<uint64_t>(training.seed));
-  if (want_train) p.model = apply_lora(job, p.plan, p.model);
+  if (want_train) p.model = apply_lora(job, cmd.given, p.plan, p.model);
   p.options.data_collator = make_collator(job, p.plan, tok, training.sampler_seed());
   p.options.tokenizer_dir = p.tokenizer_dir;
   if (p.plan.task == "text-classification") {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +38,7 @@ struct ModelPlan {
   /// A LoRA adapter directory given as model_name_or_path (its base is
   /// pretrained_dir); the model is the base with the adapter, trainable.
   std::string adapter_dir;
-  int64_t max_positions = 0;   ///< n_positions / max_position_embeddings
+  int64_t max_positions = 0;  ///< n_positions / max_position_embeddings
   /// Class names from a classification checkpoint's id2label (empty when the
   /// names are transformers' placeholders LABEL_i or the model is not one).
   std::vector<std::string> label_names;
@@ -96,9 +97,15 @@ void check_training_fits(const ModelPlan& plan, const TrainingArguments& args);
 void check_lora_flags(const JobArgs& job);
 /// With job.use_lora, `model` wrapped by loom::get_peft_model (LoraConfig
 /// from the --lora_* flags; base_model_name_or_path = the pretrained dir);
-/// else `model`. Throws loom::Error for a task other than causal-lm and what
-/// get_peft_model throws.
-std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job, const ModelPlan& plan,
+/// else `model`. When `model` already is an adapter (--model_name_or_path
+/// an adapter directory) it trains on with its adapter_config.json; a
+/// --lora_r/--lora_alpha/--lora_dropout/--lora_target_modules in `given`
+/// (the flags on the command line) with another value throws loom::Error
+/// "[loom train] --lora_r 4 differs from the adapter's 8 ...". Throws
+/// loom::Error for a task other than causal-lm and what get_peft_model throws.
+std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job,
+                                            const std::map<std::string, std::string>& given,
+                                            const ModelPlan& plan,
                                             std::shared_ptr<PretrainedModel> model);
 /// --merge_lora: merges the adapters of `model` (a PeftModelForCausalLM)
 /// into the base weights and writes them to `output_dir` as a normal

@@ -5,7 +5,9 @@
 // adapter itself (PeftModelForCausalLM::save_pretrained) in checkpoints.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "job.h"
@@ -30,6 +32,42 @@ std::vector<std::string> split_target_modules(const std::string& text) {
   return out;
 }
 
+std::string lora_number_text(double v) {
+  std::ostringstream s;
+  s << v;  // 8, 0.05
+  return s.str();
+}
+
+// An adapter directory given as --model_name_or_path keeps its own
+// adapter_config.json (PEFT's PeftModel.from_pretrained): a LoRA flag given
+// with another value would be silently ignored, so it is an error.
+void check_adapter_matches_flags(const JobArgs& job,
+                                 const std::map<std::string, std::string>& given,
+                                 const LoraConfig& saved) {
+  auto differs = [&](const char* flag, const std::string& value, const std::string& saved_value) {
+    LOOM_CHECK(
+        !given.count(flag), "[loom train] --", flag, " ", value, " differs from the adapter's ",
+        saved_value, " (adapter_config.json of ", job.model_name_or_path,
+        "): an adapter trains on with its own config; drop the flag, or give the base model");
+  };
+  if (job.lora_r != saved.r) differs("lora_r", std::to_string(job.lora_r), std::to_string(saved.r));
+  if (job.lora_alpha != saved.lora_alpha)
+    differs("lora_alpha", given.count("lora_alpha") ? given.at("lora_alpha") : "",
+            lora_number_text(saved.lora_alpha));
+  if (job.lora_dropout != saved.lora_dropout)
+    differs("lora_dropout", given.count("lora_dropout") ? given.at("lora_dropout") : "",
+            lora_number_text(saved.lora_dropout));
+  std::vector<std::string> want = split_target_modules(job.lora_target_modules),
+                           have = saved.target_modules;
+  std::sort(want.begin(), want.end());
+  std::sort(have.begin(), have.end());
+  if (want != std::vector<std::string>{"all-linear"} && want != have) {
+    std::string list;
+    for (const std::string& m : have) list += (list.empty() ? "" : ",") + m;
+    differs("lora_target_modules", job.lora_target_modules, list);
+  }
+}
+
 }  // namespace
 
 void check_lora_flags(const JobArgs& job) {
@@ -41,11 +79,15 @@ void check_lora_flags(const JobArgs& job) {
   LOOM_CHECK(!job.merge_lora, "[loom train] --merge_lora needs --use_lora");
 }
 
-std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job, const ModelPlan& plan,
+std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job,
+                                            const std::map<std::string, std::string>& given,
+                                            const ModelPlan& plan,
                                             std::shared_ptr<PretrainedModel> model) {
   if (!job.use_lora) return model;
-  if (dynamic_cast<PeftModelForCausalLM*>(model.get()))
+  if (auto* peft = dynamic_cast<PeftModelForCausalLM*>(model.get())) {
+    check_adapter_matches_flags(job, given, peft->peft_config());
     return model;  // --model_name_or_path is an adapter: train it further
+  }
   auto lm = std::dynamic_pointer_cast<CausalLM>(model);
   LOOM_CHECK(lm != nullptr && plan.task == "causal-lm", "[loom train] --use_lora supports task ",
              "causal-lm (GPT-2, Llama, Qwen2), got ", plan.task, " (", model->architecture(), ")");
