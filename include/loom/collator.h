@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "loom/dataset.h"
@@ -56,6 +57,10 @@ int64_t padded_length(int64_t longest, const PadOptions& options);
 struct CollateContext {
   int64_t epoch = 0;
   int64_t batch_index = 0;  ///< index of the batch within its epoch
+  /// Per example of the batch: true where the sampler marked it padding
+  /// (Sampler::padding: a repeat of DistributedSampler). Empty when no
+  /// example is. Only PaddingMaskCollator acts on it.
+  std::vector<bool> padding{};
 };
 
 /// Examples -> Batch.
@@ -136,6 +141,30 @@ class MaskedLMCollator : public Collator {
  private:
   PaddingCollator pad_;
   MaskingOptions masking_;
+};
+
+/// Gives the padding examples of a collated batch labels that count zero:
+/// every "labels" entry of row b (labels [B] class ids, or [B, T] token
+/// labels; any [B, ...] integer tensor) becomes kIgnoreIndex where
+/// padding[b]. cross_entropy skips them, so they add nothing to the loss,
+/// its item count or the gradients. No-op for empty `padding` or a batch
+/// without "labels". Throws loom::Error "[collator] padding flags for 3
+/// examples, the batch has 4" when sizes differ, and "[collator] cannot mask
+/// labels of dtype float32 ..." for floating-point labels.
+void mask_padding_labels(Batch& batch, const std::vector<bool>& padding);
+
+/// Wraps a collator: collates with it, then mask_padding_labels(batch,
+/// context.padding). The Trainer uses it under data parallel so that the
+/// samples DistributedSampler repeats are not trained twice.
+class PaddingMaskCollator : public Collator {
+ public:
+  /// Throws loom::Error for a null `inner`.
+  explicit PaddingMaskCollator(std::shared_ptr<const Collator> inner);
+  Batch collate(const std::vector<Example>& examples,
+                const CollateContext& context = {}) const override;
+
+ private:
+  std::shared_ptr<const Collator> inner_;
 };
 
 }  // namespace loom::data

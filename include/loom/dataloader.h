@@ -97,8 +97,10 @@ class DataLoader {
   /// `skip_batches` (transformers' skip_first_batches, done on the sampler's
   /// indices: the skipped batches are never fetched with Dataset::get nor
   /// collated; the collator still sees each batch's number in the epoch, so
-  /// its draws match an unskipped pass). A skip of size() or more gives an
-  /// empty stream. Throws loom::Error for epoch < 0 or skip_batches < 0, and
+  /// its draws match an unskipped pass, and each batch's Sampler::padding
+  /// flags in CollateContext::padding). A skip of size() or more gives an
+  /// empty stream. Throws loom::Error for epoch < 0 or skip_batches < 0, when
+  /// the sampler gives a padding flag list of another length than its indices,
   /// when the system cannot start the worker threads (the started ones are
   /// stopped first).
   std::unique_ptr<BatchStream> stream(int64_t epoch, int64_t skip_batches = 0) const;

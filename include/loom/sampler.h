@@ -10,6 +10,9 @@
 //
 //   // Replica 1 of 4: ceil(1000 / 4) = 250 indices, padded by repetition.
 //   loom::data::DistributedSampler d(1000, {.num_replicas = 4, .rank = 1, .seed = 42});
+//   // 1001 samples on 4 replicas: ceil = 251 each, 1004 in all; replicas 1,
+//   // 2 and 3 end with a repeat, which padding(epoch) marks (the Trainer
+//   // gives it ignore_index labels, so it counts zero).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,11 @@ class Sampler {
   virtual std::vector<int64_t> indices(int64_t epoch) const = 0;
   /// Number of indices per epoch (the same for every epoch).
   virtual int64_t size() const = 0;
+  /// One flag per index of indices(epoch): true where the index only pads
+  /// the epoch (a repeat that makes the replicas' counts equal, which a
+  /// trainer must count zero); empty when no index is padding (the default).
+  /// Throws loom::Error for epoch < 0.
+  virtual std::vector<bool> padding(int64_t epoch) const;
 };
 
 /// A permutation of [0, n) from a seeded Fisher–Yates shuffle (Knuth,
@@ -75,7 +83,11 @@ struct DistributedOptions {
 /// num_replicas, where num_samples = ceil(n / R) (drop_last: floor(n / R)),
 /// and replica `rank` takes positions rank, rank + R, rank + 2R, ... So every
 /// replica gets exactly num_samples indices, hence the same number of batches.
-/// For shuffle = false the indices equal torch's.
+/// For shuffle = false the indices equal torch's. Positions >= n of the padded
+/// order are padding (padding()): at most one per replica, its last index
+/// (as (num_samples - 1) * R < n), on the replicas rank >= n - (num_samples -
+/// 1) * R; with n < R a replica's only index may be padding. So the replicas'
+/// non-padding indices are the epoch's order, each index exactly once.
 class DistributedSampler : public Sampler {
  public:
   /// Throws loom::Error for n < 0, num_replicas < 1 or rank outside
@@ -83,6 +95,11 @@ class DistributedSampler : public Sampler {
   DistributedSampler(int64_t n, DistributedOptions options);
   std::vector<int64_t> indices(int64_t epoch) const override;
   int64_t size() const override { return num_samples_; }
+  /// True at the positions of indices() that repeat the order's start; empty
+  /// when no replica pads (drop_last, or R divides n). The same every epoch.
+  std::vector<bool> padding(int64_t epoch) const override;
+  /// Whether any replica gets a padding index: !drop_last and n % R != 0.
+  bool pads() const;
 
  private:
   int64_t n_;

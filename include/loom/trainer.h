@@ -195,8 +195,11 @@ class Trainer {
   /// The loss of one micro-batch (transformers' compute_loss): the model's
   /// loss, scaled by labels-in-this-batch / `num_items_in_batch` when that
   /// is defined (a rank-0 f32 device tensor: the label tokens of the whole
-  /// accumulation window). Override for a custom loss; the result must be a
-  /// rank-0 tensor on the model's device.
+  /// accumulation window). With that count, a batch with no counted label
+  /// (every label -100: under data parallel, a rank's batch made only of
+  /// DistributedSampler padding) gives exactly 0 and zero gradients, not the
+  /// NaN of the model's mean over no labels. Override for a custom loss; the
+  /// result must be a rank-0 tensor on the model's device.
   virtual Tensor compute_loss(PretrainedModel& model, const ModelInputs& inputs,
                               const Tensor& num_items_in_batch);
 

@@ -1,9 +1,11 @@
 // Collators of loom/collator.h: padding (DataCollatorWithPadding), causal LM
 // and masked LM (transformers' DataCollatorForLanguageModeling, mlm=False and
 // mlm=True). Batches are built in host vectors and become cpu tensors at the
-// end; a DeviceLoader moves them to the device.
+// end; a DeviceLoader moves them to the device. PaddingMaskCollator gives the
+// sampler's padding examples ignore_index labels (data parallel).
 #include "loom/collator.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -215,6 +217,40 @@ Batch MaskedLMCollator::collate(const std::vector<Example>& examples,
     }
   }
   return to_batch(p);
+}
+
+void mask_padding_labels(Batch& batch, const std::vector<bool>& padding) {
+  if (padding.empty() || !batch.contains("labels")) return;
+  const Tensor& labels = batch.at("labels");
+  LOOM_CHECK(labels.dim() >= 1 && labels.size(0) == static_cast<int64_t>(padding.size()),
+             "[collator] padding flags for ", padding.size(), " examples, the batch has ",
+             labels.dim() >= 1 ? labels.size(0) : 0, " (labels ", to_string(labels.shape()), ")");
+  LOOM_CHECK(labels.dtype() == DType::i64 || labels.dtype() == DType::i32,
+             "[collator] cannot mask labels of dtype ", dtype_name(labels.dtype()),
+             " with ignore_index -100 (padding samples need integer labels)");
+  bool any = false;
+  for (bool p : padding) any |= p;
+  if (!any) return;
+  std::vector<int64_t> values = labels.to_vector<int64_t>();
+  const size_t row = values.size() / padding.size();
+  for (size_t b = 0; b < padding.size(); ++b)
+    if (padding[b])
+      std::fill_n(values.begin() + static_cast<std::ptrdiff_t>(b * row), row, kIgnoreIndex);
+  const DType dtype = labels.dtype();
+  Tensor masked = tensor_i64(values, labels.shape(), labels.device());
+  batch.set("labels", dtype == DType::i64 ? masked : masked.to(dtype));
+}
+
+PaddingMaskCollator::PaddingMaskCollator(std::shared_ptr<const Collator> inner)
+    : inner_(std::move(inner)) {
+  LOOM_CHECK(inner_ != nullptr, "[collator] PaddingMaskCollator: the inner collator is null");
+}
+
+Batch PaddingMaskCollator::collate(const std::vector<Example>& examples,
+                                   const CollateContext& context) const {
+  Batch batch = inner_->collate(examples, context);
+  mask_padding_labels(batch, context.padding);
+  return batch;
 }
 
 }  // namespace loom::data

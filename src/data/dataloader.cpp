@@ -2,6 +2,8 @@
 // into batches), a serial stream for num_workers = 0 and a worker stream that
 // prepares batches on threads, hands them over in order, keeps at most
 // num_workers * prefetch_factor in flight, and forwards the first failure.
+// The sampler's padding flags travel with each batch to the collator
+// (CollateContext::padding).
 // Assumes Dataset::get and Collator::collate are safe to call concurrently.
 #include "loom/dataloader.h"
 
@@ -26,6 +28,9 @@ struct EpochPlan {
   int64_t epoch = 0;
   int64_t first = 0;                          // batch number of batches[0] in the epoch
   std::vector<std::vector<int64_t>> batches;  // dataset indices per batch
+  // Per batch, the sampler's padding flags of its examples (Sampler::padding);
+  // empty when none of them is padding.
+  std::vector<std::vector<bool>> padding;
 
   Batch make(int64_t i) const {
     const std::vector<int64_t>& indices = batches[static_cast<size_t>(i)];
@@ -37,7 +42,7 @@ struct EpochPlan {
                  " is outside the dataset [0, ", n, ")");
       examples.push_back(dataset->get(index));
     }
-    return collator->collate(examples, {epoch, first + i});
+    return collator->collate(examples, {epoch, first + i, padding[static_cast<size_t>(i)]});
   }
 };
 
@@ -231,6 +236,9 @@ std::unique_ptr<BatchStream> DataLoader::stream(int64_t epoch, int64_t skip_batc
   LOOM_CHECK(skip_batches >= 0, "[DataLoader] skip_batches must be >= 0, got ", skip_batches);
   EpochPlan plan{dataset_, collator_, epoch, std::min(skip_batches, size()), {}};
   std::vector<int64_t> order = sampler_->indices(epoch);
+  const std::vector<bool> padding = sampler_->padding(epoch);  // empty: none
+  LOOM_CHECK(padding.empty() || padding.size() == order.size(), "[DataLoader] the sampler gave ",
+             order.size(), " indices and ", padding.size(), " padding flags for epoch ", epoch);
   const size_t b = static_cast<size_t>(options_.batch_size);
   // Skipped batches are dropped here, as index lists: nothing is fetched,
   // collated or uploaded for them.
@@ -239,6 +247,12 @@ std::unique_ptr<BatchStream> DataLoader::stream(int64_t epoch, int64_t skip_batc
     if (options_.drop_last && stop - start < b) break;
     plan.batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(start),
                               order.begin() + static_cast<std::ptrdiff_t>(stop));
+    std::vector<bool> flags;
+    if (!padding.empty())
+      flags.assign(padding.begin() + static_cast<std::ptrdiff_t>(start),
+                   padding.begin() + static_cast<std::ptrdiff_t>(stop));
+    const bool any = std::find(flags.begin(), flags.end(), true) != flags.end();
+    plan.padding.push_back(any ? std::move(flags) : std::vector<bool>{});
   }
   if (options_.num_workers == 0) return std::make_unique<SerialStream>(std::move(plan));
   int64_t capacity = int64_t{options_.num_workers} * options_.prefetch_factor;

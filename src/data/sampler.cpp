@@ -38,6 +38,11 @@ std::vector<int64_t> SequentialSampler::indices(int64_t epoch) const {
   return order;
 }
 
+std::vector<bool> Sampler::padding(int64_t epoch) const {
+  LOOM_CHECK(epoch >= 0, "[sampler] epoch must be >= 0, got ", epoch);
+  return {};
+}
+
 RandomSampler::RandomSampler(int64_t n, uint64_t seed) : n_(n), seed_(seed) {
   LOOM_CHECK(n >= 0, "[sampler] dataset size must be >= 0, got ", n);
 }
@@ -71,5 +76,18 @@ std::vector<int64_t> DistributedSampler::indices(int64_t epoch) const {
     mine.push_back(order[i]);
   return mine;
 }
+
+// Replica `rank` holds positions rank + k * R of the padded order; those at
+// n or beyond are the repeats.
+std::vector<bool> DistributedSampler::padding(int64_t epoch) const {
+  LOOM_CHECK(epoch >= 0, "[sampler] epoch must be >= 0, got ", epoch);
+  if (!pads()) return {};
+  std::vector<bool> flags(static_cast<size_t>(num_samples_), false);
+  for (int64_t k = 0; k < num_samples_; ++k)
+    flags[static_cast<size_t>(k)] = options_.rank + k * options_.num_replicas >= n_;
+  return flags;
+}
+
+bool DistributedSampler::pads() const { return num_samples_ * options_.num_replicas > n_; }
 
 }  // namespace loom::data

@@ -10,6 +10,7 @@
 
 #include "io/config_json.h"
 #include "io/pretrained_files.h"
+#include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "loom/lora.h"
@@ -68,7 +69,8 @@ void report(const std::string& dir, const PretrainedModel& model, const LoadInfo
     msg.pop_back();
     throw Error(msg);
   }
-  if (!options.warn) return;
+  // Data parallel: every rank loads the same files; rank 0 says what it found.
+  if (!options.warn || dist::rank() != 0) return;
   if (!info.unexpected_keys.empty())
     std::cerr << "[from_pretrained] " << dir << ": weights not used by " << model.architecture()
               << ": " << join(info.unexpected_keys) << "\n";

@@ -41,8 +41,9 @@ fs::path rank_rng_file(const fs::path& d) {
   const fs::path mine = d / ("rng_state_" + std::to_string(rank) + ".json");
   std::error_code ec;
   if (fs::is_regular_file(mine, ec)) return mine;
+  // Only this rank lacks its file: it says so itself, prefixed with its rank.
   std::fprintf(stderr,
-               "[Trainer] warning: rank %lld: %s has no %s (saved with another world size?): "
+               "[Trainer] warning: [rank %lld] %s has no %s (saved with another world size?): "
                "starting from rank 0's state; the data order does not continue exactly\n",
                static_cast<long long>(rank), d.string().c_str(), mine.filename().c_str());
   return d / "rng_state.json";
@@ -66,18 +67,21 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
     require_file(d, f, true);
 
   TrainerState loaded = TrainerState::from_json_file((d / "trainer_state.json").string());
+  // Warnings about the checkpoint itself are the same on every rank: rank 0's.
+  const bool zero = train::is_world_process_zero();
   if (loaded.best_model_checkpoint && !fs::is_directory(*loaded.best_model_checkpoint, ec)) {
-    std::fprintf(stderr,
-                 "[Trainer] warning: the best checkpoint %s recorded in %s no longer "
-                 "exists; ignoring it\n",
-                 loaded.best_model_checkpoint->c_str(), dir.c_str());
+    if (zero)
+      std::fprintf(stderr,
+                   "[Trainer] warning: the best checkpoint %s recorded in %s no longer "
+                   "exists; ignoring it\n",
+                   loaded.best_model_checkpoint->c_str(), dir.c_str());
     loaded.best_model_checkpoint.reset();
   }
   // The global batch (per device x ranks) decides the data order: the ranks'
   // shards interleave one permutation, so 2 ranks x 4 continue as 1 x 8.
   const int64_t saved_world = checkpoint_world_size(d);
   const int64_t world = train::ddp_world_size();
-  if (loaded.train_batch_size &&
+  if (zero && loaded.train_batch_size &&
       *loaded.train_batch_size * saved_world != args.per_device_train_batch_size * world)
     std::fprintf(stderr,
                  "[Trainer] warning: %s was trained with batch size %lld on %lld rank(s), this "
@@ -109,7 +113,7 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   const fs::path rng_file = rank_rng_file(d);
   const train::RngState r =
       train::parse_rng_state(train::read_text_file(rng_file.string()), rng_file.string());
-  if (r.sampler_seed != args.sampler_seed())
+  if (zero && r.sampler_seed != args.sampler_seed())
     std::fprintf(stderr, "[Trainer] warning: %s shuffled with seed %llu, this run uses %llu\n",
                  dir.c_str(), static_cast<unsigned long long>(r.sampler_seed),
                  static_cast<unsigned long long>(args.sampler_seed()));
@@ -129,8 +133,9 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
 
 void Trainer::Impl::load_best_model() {
   const std::string& dir = *state.best_model_checkpoint;
-  std::fprintf(stderr, "[Trainer] loading best model from %s (score: %g)\n", dir.c_str(),
-               state.best_metric.value_or(0.0));
+  if (train::is_world_process_zero())  // every rank loads it; one says so
+    std::fprintf(stderr, "[Trainer] loading best model from %s (score: %g)\n", dir.c_str(),
+                 state.best_metric.value_or(0.0));
   PretrainedOptions popt;
   popt.strict = true;
   popt.warn = false;

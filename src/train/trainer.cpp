@@ -15,6 +15,7 @@
 #include "loom/autocast.h"
 #include "loom/causal_lm.h"
 #include "loom/lazy.h"
+#include "loom/sequence_classifier.h"
 #include "loom/tensorboard.h"
 #include "train/checkpoint_files.h"
 #include "train/ddp.h"
@@ -39,6 +40,14 @@ int64_t non_embedding_parameters(PretrainedModel& model) {
 }
 
 }  // namespace
+
+bool loss_ignores_padding_labels(const PretrainedModel& model) {
+  const auto* cls = dynamic_cast<const SequenceClassifier*>(&model);
+  if (cls == nullptr) return true;
+  const std::string& type = cls->pretrained_config().problem_type;
+  if (type.empty()) return cls->num_labels() > 1;  // transformers' inference from num_labels
+  return type == "single_label_classification";
+}
 
 Trainer::Trainer(std::shared_ptr<PretrainedModel> model, TrainingArguments args,
                  std::shared_ptr<const data::Dataset> train_dataset,
@@ -156,7 +165,10 @@ Tensor Trainer::compute_loss(PretrainedModel& model, const ModelInputs& inputs,
   Tensor labels = inputs.labels;
   if (impl_->shifts_labels && labels.dim() >= 2) labels = slice(labels, 1, 1, labels.size(1));
   Tensor count = cast(sum(ne(labels, -100.0)), DType::f32);
-  return out.loss * (count / num_items_in_batch);
+  // A batch with no counted label (data parallel: a rank's batch made only of
+  // DistributedSampler padding) has a NaN mean (0 / 0, as torch); it adds
+  // exactly 0 to the loss, and `where` passes a zero gradient back.
+  return where(gt(count, 0.0), out.loss, 0.0) * (count / num_items_in_batch);
 }
 
 // ---- Impl helpers. ----
@@ -176,6 +188,7 @@ data::DataLoader Trainer::Impl::make_loader(std::shared_ptr<const data::Dataset>
   // shard without padding (train/eval_shard.h).
   std::shared_ptr<const data::Sampler> sampler;
   const int64_t n = dataset->size();
+  std::shared_ptr<const data::Collator> collator = options.data_collator;
   if (shuffle) {
     sampler = std::make_shared<data::DistributedSampler>(
         n, data::DistributedOptions{.num_replicas = world,
@@ -183,6 +196,10 @@ data::DataLoader Trainer::Impl::make_loader(std::shared_ptr<const data::Dataset>
                                     .shuffle = true,
                                     .seed = o.seed,
                                     .drop_last = args.dataloader_drop_last});
+    // The samples repeated to even out the shards get ignore_index labels
+    // (data::PaddingMaskCollator: they count zero) where the loss skips those.
+    if (loss_ignores_padding_labels(*model))
+      collator = std::make_shared<data::PaddingMaskCollator>(std::move(collator));
   } else {
     // drop_last applies to the whole set, not to each rank's shard: shard
     // the floor(n / batch) * batch rows one process keeps and let every rank
@@ -193,7 +210,7 @@ data::DataLoader Trainer::Impl::make_loader(std::shared_ptr<const data::Dataset>
     o.drop_last = false;
   }
   o.shuffle = false;
-  return data::DataLoader(std::move(dataset), options.data_collator, o, std::move(sampler));
+  return data::DataLoader(std::move(dataset), std::move(collator), o, std::move(sampler));
 }
 
 ModelInputs Trainer::Impl::to_inputs(const data::Batch& batch) const {
@@ -262,7 +279,9 @@ bool Trainer::Impl::use_autocast() {
   if (!autocast_on) {
     bool native = args.bf16 && autocast_native(device, DType::bf16);
     AutocastChoice c = choose_autocast(args.bf16, DType::bf16, native);
-    if (args.bf16) std::fprintf(stderr, "[Trainer] %s\n", c.message.c_str());
+    // The same decision on every rank (check_same_setup_on_all_ranks): said once.
+    if (args.bf16 && train::is_world_process_zero())
+      std::fprintf(stderr, "[Trainer] %s\n", c.message.c_str());
     autocast_on = c.enabled;
   }
   return *autocast_on;

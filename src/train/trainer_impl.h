@@ -47,6 +47,13 @@ struct ResumePoint {
   int64_t batches_to_skip = 0;  ///< micro-batches of the resumed epoch already trained
 };
 
+/// Whether `model`'s loss skips labels of -100 (cross_entropy's
+/// ignore_index), so that data-parallel padding samples can be masked
+/// (data::PaddingMaskCollator): causal and masked LMs, single-label
+/// classification; not regression (MSE) or multi-label classification (BCE),
+/// whose -100 would be a target.
+bool loss_ignores_padding_labels(const PretrainedModel& model);
+
 struct Trainer::Impl {
   Trainer* self = nullptr;
   std::shared_ptr<PretrainedModel> model;
@@ -99,6 +106,8 @@ struct Trainer::Impl {
   TrainOutput train(std::optional<std::string> resume);
   TrainPlan plan(int64_t steps_in_epoch) const;
   void create_optimizer_and_scheduler(int64_t max_steps);
+  /// Rank 0 warns when data-parallel padding samples cannot be masked.
+  void warn_unmasked_padding() const;
   void run_epoch(int64_t epoch, const data::DataLoader& loader, const TrainPlan& plan,
                  int64_t skip);
   void optimizer_step(int64_t epoch, int64_t step, const TrainPlan& plan, Tensor& grad_norm,

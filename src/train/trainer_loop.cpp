@@ -8,9 +8,11 @@
 // tensor read only at logging steps (and when checkpointing). A resumed
 // epoch starts at the sampler: skipped batches are never loaded.
 // Data parallel (train/ddp.h): each rank trains its DistributedSampler shard
-// (the same batch count on every rank), gradients are all-reduced in buckets
-// before clipping, the logged loss is the ranks' mean; the collectives are
-// called by every rank in the same order, never under a per-rank condition.
+// (the same batch count on every rank; the samples repeated to even out the
+// shards carry ignore_index labels, so they count zero), gradients are
+// all-reduced in buckets before clipping, the logged loss is the ranks' mean;
+// the collectives are called by every rank in the same order, never under a
+// per-rank condition. Messages that are the same on every rank come from rank 0.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -62,7 +64,7 @@ std::string resolve_resume(const std::optional<std::string>& resume, const std::
   for (const auto& [dir, why] : last.skipped) {
     const std::string name = fs::path(dir).filename().string();
     reasons += (reasons.empty() ? "" : "; ") + name + ": " + why;
-    if (last.path)
+    if (last.path && train::is_world_process_zero())  // the same on every rank: said once
       std::fprintf(stderr,
                    "[Trainer] warning: %s is incomplete (%s); resuming from the newest complete "
                    "checkpoint, %s\n",
@@ -188,6 +190,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   train::ddp_barrier();
 
   data::DataLoader loader = make_loader(train_dataset, args.per_device_train_batch_size, true);
+  warn_unmasked_padding();
   LOOM_CHECK(loader.size() > 0, "[Trainer] train_dataset has ", train_dataset->size(),
              " examples: not one batch of per_device_train_batch_size ",
              args.per_device_train_batch_size, " (dataloader_drop_last is ",
@@ -230,13 +233,30 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   return finalize(p, start);
 }
 
+// Data parallel without dataloader_drop_last, n % W != 0: DistributedSampler
+// repeats W - n % W samples per epoch. They are masked (count zero) where the
+// loss skips ignore_index labels; otherwise they are trained, as in torch,
+// which rank 0 says once.
+void Trainer::Impl::warn_unmasked_padding() const {
+  const int64_t world = train::ddp_world_size(), n = train_dataset->size();
+  if (world == 1 || args.dataloader_drop_last || n % world == 0) return;
+  if (loss_ignores_padding_labels(*model) || !train::is_world_process_zero()) return;
+  std::fprintf(stderr,
+               "[Trainer] warning: %lld training samples on %lld ranks: %lld repeated samples per "
+               "epoch even out the shards, and %s's loss (regression or multi-label) has no "
+               "ignore_index to mask them: they are trained (set dataloader_drop_last to drop "
+               "the tail instead)\n",
+               static_cast<long long>(n), static_cast<long long>(world),
+               static_cast<long long>(world - n % world), model->architecture().c_str());
+}
+
 // ---- One epoch. ----
 
 // The first `skip` batches of a resumed epoch (at most all of them), said
-// in the log.
+// in the log (by rank 0: every rank skips as many).
 static int64_t announce_skip(int64_t skip, int64_t batches, int64_t epoch) {
   skip = std::min(skip, batches);
-  if (skip > 0)
+  if (skip > 0 && train::is_world_process_zero())
     std::fprintf(stderr, "[Trainer] skipping %lld batches of epoch %lld at the sampler\n",
                  static_cast<long long>(skip), static_cast<long long>(epoch));
   return skip;
@@ -309,8 +329,9 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
   stream.reset();
   if (device.is_lazy()) lazy::mark_step();
   if (step < 0) {
-    std::fprintf(stderr, "[Trainer] warning: epoch %lld had no batch; stopping at step %lld\n",
-                 static_cast<long long>(epoch), static_cast<long long>(state.global_step));
+    if (train::is_world_process_zero())  // every rank has as many batches
+      std::fprintf(stderr, "[Trainer] warning: epoch %lld had no batch; stopping at step %lld\n",
+                   static_cast<long long>(epoch), static_cast<long long>(state.global_step));
     control.should_training_stop = true;
   }
   each([&](TrainerCallback& c) { c.on_epoch_end(args, state, control); });

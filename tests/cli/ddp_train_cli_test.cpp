@@ -7,7 +7,10 @@
 // evaluation shards, #2712 a save on rank 0 that fails) end, with a timeout;
 // a rank killed mid-training ends the job within 60 s; `loom evaluate` with
 // --dataloader_drop_last gives the one-process metrics, printed once; ranks
-// whose --bf16 autocast decisions differ stop at start-up.
+// whose --bf16 autocast decisions differ stop at start-up. With a padded
+// shard (n not divisible by the ranks) the repeated samples count zero, also
+// in a batch of nothing but padding, and a mid-epoch resume skips the right
+// batches; messages the same on every rank are printed once.
 // Skips when mpirun or the loom binary is absent, or loom was built without MPI.
 #include <gtest/gtest.h>
 
@@ -263,6 +266,138 @@ TEST_F(DdpTrainCli, ResumeOnTheSameOrAnotherWorldSizeContinuesTheRun) {
       expect_close(got, want, 1e-6, "loss resumed on 1 rank");
     }
   }
+}
+
+// Occurrences of `needle` in `text`.
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// 15 training samples on 2 ranks x batch 4: the shards are padded to 8 + 8,
+// rank 1's last sample (in each epoch's second batch) repeating the first.
+// With the mask it counts zero, so the run is one process x batch 8 on the
+// 15 real samples (batches of 8 and 7): the same losses and weights to 1e-6.
+TEST_F(DdpTrainCli, PaddedSampleCountsZeroSoTwoRanksEqualOneProcessOnTheRealSamples) {
+  const std::string one = dir_.sub("pad_one"), two = dir_.sub("pad_two");
+  auto flags = [&](const std::string& out, int batch) {
+    auto f = ddp_flags(corpus_, out, batch, 1);
+    f.insert(f.end(), {"--max_train_samples", "15", "--max_steps", "-1", "--num_train_epochs", "2",
+                       "--eval_on_start", "false", "--do_eval", "false"});
+    return f;
+  };
+  CliResult r1 = run_ranks(dir_, 0, flags(one, 8));
+  ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
+  CliResult r2 = run_ranks(dir_, 2, flags(two, 4));
+  ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
+  nlohmann::json s1 = read_json(one + "/trainer_state.json");
+  nlohmann::json s2 = read_json(two + "/trainer_state.json");
+  ASSERT_FALSE(s1.is_discarded() || s2.is_discarded());
+  EXPECT_EQ(s2.value("global_step", -1), 4);
+  const auto loss1 = logged(s1, "loss");
+  ASSERT_EQ(loss1.size(), 4u);
+  expect_close(logged(s2, "loss"), loss1, 1e-6, "loss");
+  expect_close(logged(s2, "grad_norm"), logged(s1, "grad_norm"), 1e-5, "grad_norm");
+  EXPECT_LE(max_weight_difference(two + "/model.safetensors", one + "/model.safetensors"), 1e-6);
+}
+
+// 5 samples on 2 ranks x batch 1, accumulation 2: rank 1's third batch is
+// nothing but padding (position 5 of 6). Its loss is 0, not NaN; the step's
+// gradient is that of sample 4 alone (one process: batch 2, windows of 2
+// and 1 batches), and the logged loss is that sample's.
+TEST_F(DdpTrainCli, BatchOfOnlyPaddingAddsNothingAndGivesNoNaN) {
+  const std::string one = dir_.sub("only_pad_one"), two = dir_.sub("only_pad_two");
+  auto flags = [&](const std::string& out, int batch) {
+    auto f = ddp_flags(corpus_, out, batch, 2);
+    f.insert(f.end(), {"--max_train_samples", "5", "--max_steps", "-1", "--num_train_epochs", "2",
+                       "--eval_on_start", "false", "--do_eval", "false"});
+    return f;
+  };
+  CliResult r1 = run_ranks(dir_, 0, flags(one, 2));
+  ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
+  CliResult r2 = run_ranks(dir_, 2, flags(two, 1));
+  ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
+  nlohmann::json s1 = read_json(one + "/trainer_state.json");
+  nlohmann::json s2 = read_json(two + "/trainer_state.json");
+  ASSERT_FALSE(s1.is_discarded() || s2.is_discarded());
+  const auto loss1 = logged(s1, "loss"), loss2 = logged(s2, "loss");
+  ASSERT_EQ(loss1.size(), 4u);
+  for (double l : loss2) EXPECT_TRUE(std::isfinite(l)) << l;
+  expect_close(loss2, loss1, 1e-6, "loss");
+  EXPECT_LE(max_weight_difference(two + "/model.safetensors", one + "/model.safetensors"), 1e-6);
+}
+
+// Resuming mid-epoch with a padded shard: 15 samples on 2 ranks x batch 2
+// (4 batches per rank and epoch, the padding in rank 1's 4th), saved at step
+// 3 and resumed there: 3 batches skipped, said once (by rank 0), and the
+// losses are the uninterrupted run's, bit for bit.
+TEST_F(DdpTrainCli, ResumeMidEpochWithPaddingSkipsTheTrainedBatches) {
+  const std::string full = dir_.sub("pad_full");
+  auto flags = [&](const std::string& out) {
+    auto f = ddp_flags(corpus_, out, 2, 1);
+    f.insert(f.end(), {"--max_train_samples", "15", "--max_steps", "-1", "--num_train_epochs", "2",
+                       "--eval_on_start", "false", "--do_eval", "false", "--save_strategy", "steps",
+                       "--save_steps", "3"});
+    return f;
+  };
+  CliResult r = run_ranks(dir_, 2, flags(full));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto want = logged(read_json(full + "/trainer_state.json"), "loss");
+  ASSERT_EQ(want.size(), 8u);
+  const std::string again = dir_.sub("pad_again");
+  fs::copy(full, again, fs::copy_options::recursive);
+  auto f = flags(again);
+  f.insert(f.end(), {"--resume_from_checkpoint", again + "/checkpoint-3"});
+  CliResult rr = run_ranks(dir_, 2, f);
+  ASSERT_EQ(rr.exit_code, 0) << rr.err << rr.out;
+  EXPECT_EQ(count_of(rr.err, "[Trainer] skipping 3 batches of epoch 0 at the sampler"), 1u)
+      << rr.err;
+  EXPECT_EQ(logged(read_json(again + "/trainer_state.json"), "loss"), want);
+}
+
+// Messages that are the same on every rank are printed once (rank 0): the
+// --bf16 precision decision and PEFT's fan_in_fan_out warning (GPT-2's
+// Conv1D targets), on 2 ranks of a LoRA run.
+TEST_F(DdpTrainCli, MessagesTheSameOnEveryRankArePrintedOnce) {
+  const std::string base = dir_.sub("lora_base");
+  auto train = ddp_flags(corpus_, base, 8, 1);
+  train.insert(train.end(), {"--max_steps", "1", "--eval_on_start", "false", "--do_eval", "false"});
+  CliResult t = run_ranks(dir_, 0, train);
+  ASSERT_EQ(t.exit_code, 0) << t.err << t.out;
+  std::vector<std::string> lora = {"train",
+                                   "--model_name_or_path",
+                                   base,
+                                   "--use_lora",
+                                   "--lora_r",
+                                   "2",
+                                   "--lora_alpha",
+                                   "4",
+                                   "--bf16",
+                                   "true",
+                                   "--train_file",
+                                   corpus_,
+                                   "--block_size",
+                                   "16",
+                                   "--max_train_samples",
+                                   "16",
+                                   "--per_device_train_batch_size",
+                                   "4",
+                                   "--max_steps",
+                                   "2",
+                                   "--save_strategy",
+                                   "no",
+                                   "--report_to",
+                                   "none",
+                                   "--device",
+                                   "lazy",
+                                   "--disable_tqdm",
+                                   "--output_dir",
+                                   dir_.sub("lora_out")};
+  CliResult r = run_ranks(dir_, 2, lora);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(count_of(r.err, "[Trainer] precision: "), 1u) << r.err;
+  EXPECT_EQ(count_of(r.err, "[lora] warning: fan_in_fan_out set to True"), 1u) << r.err;
 }
 
 TEST_F(DdpTrainCli, MismatchedFlagsOrModelOnOneRankStopAtStartUp) {

@@ -118,6 +118,69 @@ TEST(Collator, TokenLabelsPadWithIgnoreIndex) {
   EXPECT_EQ(values(batch, "labels"), (std::vector<int64_t>{7, 8, 9, -100}));
 }
 
+// ---- padding samples of a distributed sampler (data parallel) ----
+
+TEST(Collator, PaddingSamplesGetIgnoredLabelsOfEveryKind) {
+  // Token labels [B, T]: the whole row of example 1 becomes -100.
+  CausalLMCollator clm;
+  Batch tokens = clm.collate({ex({1, 2, 3}), ex({4, 5}), ex({6})});
+  mask_padding_labels(tokens, {false, true, false});
+  EXPECT_EQ(values(tokens, "labels"),
+            (std::vector<int64_t>{1, 2, 3, -100, -100, -100, 6, -100, -100}));
+  EXPECT_EQ(values(tokens, "input_ids")[3], 4) << "inputs are untouched";
+  // Class ids [B] (sequence classification), also i32.
+  Example a = ex({1}), b = ex({2});
+  a.label = 3;
+  b.label = 0;
+  Batch classes = PaddingCollator().collate({a, b});
+  mask_padding_labels(classes, {true, false});
+  EXPECT_EQ(values(classes, "labels"), (std::vector<int64_t>{-100, 0}));
+  classes.set("labels", tensor_i64({5, 6}, {2}).to(DType::i32));
+  mask_padding_labels(classes, {false, true});
+  EXPECT_EQ(classes.at("labels").dtype(), DType::i32);
+  EXPECT_EQ(values(classes, "labels"), (std::vector<int64_t>{5, -100}));
+  // No flags, none set, or no labels: unchanged.
+  Batch before = clm.collate({ex({1, 2})});
+  Batch same = before;
+  mask_padding_labels(same, {});
+  mask_padding_labels(same, {false});
+  EXPECT_EQ(values(same, "labels"), values(before, "labels"));
+  Batch unlabeled = PaddingCollator().collate({ex({1})});
+  mask_padding_labels(unlabeled, {true});
+  EXPECT_FALSE(unlabeled.contains("labels"));
+}
+
+TEST(Collator, PaddingMaskErrorsNameTheSizesAndDtype) {
+  Batch batch = CausalLMCollator().collate({ex({1}), ex({2})});
+  try {
+    mask_padding_labels(batch, {true, false, false});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "[collator] padding flags for 3 examples, the batch has 2 (labels [2,1])");
+  }
+  batch.set("labels", tensor({0.5f, 1.5f}, {2}));
+  try {
+    mask_padding_labels(batch, {true, false});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot mask labels of dtype float32"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(PaddingMaskCollator(nullptr), Error);
+}
+
+TEST(Collator, PaddingMaskCollatorMasksTheFlaggedExamplesOfItsContext) {
+  PaddingMaskCollator masking(std::make_shared<CausalLMCollator>());
+  const std::vector<Example> examples{ex({1, 2}), ex({3, 4})};
+  EXPECT_EQ(values(masking.collate(examples, {.epoch = 0, .batch_index = 2}), "labels"),
+            (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(
+      values(masking.collate(examples, {.epoch = 0, .batch_index = 2, .padding = {false, true}}),
+             "labels"),
+      (std::vector<int64_t>{1, 2, -100, -100}));
+}
+
 // ---- masked LM ----
 
 constexpr int64_t kPad = 0, kCls = 1, kSep = 2, kMask = 3, kVocab = 1000;

@@ -85,6 +85,74 @@ struct BatchNumberCollator : Collator {
   }
 };
 
+// Records the padding flags the DataLoader passes (1 = padding, one per example).
+struct PaddingFlagsCollator : Collator {
+  Batch collate(const std::vector<Example>& examples, const CollateContext& c) const override {
+    Batch b = CausalLMCollator().collate(examples, c);
+    std::vector<int64_t> flags(c.padding.begin(), c.padding.end());
+    if (!flags.empty()) b.set("padding", tensor_i64(flags, {static_cast<int64_t>(flags.size())}));
+    return b;
+  }
+};
+
+// Data parallel (issue 12): 7 examples on 2 replicas, batch 3: replica 1
+// holds positions 1, 3, 5 and 7 of the order, 7 being a repeat of position
+// 0. Its flag reaches the collator with the batch (also after a skip, with
+// workers), and PaddingMaskCollator turns that example's labels to -100.
+TEST(DataLoader, SamplerPaddingReachesTheCollatorAndMasksLabels) {
+  auto ds = std::make_shared<CountingDataset>(7);
+  auto sampler = std::make_shared<DistributedSampler>(
+      7, DistributedOptions{.num_replicas = 2, .rank = 1, .seed = 4});
+  const std::vector<int64_t> order = shuffled_indices(7, 4, 1);
+  for (int workers : {0, 2}) {
+    DataLoader flags(ds, std::make_shared<PaddingFlagsCollator>(),
+                     {.batch_size = 3, .num_workers = workers}, sampler);
+    auto s = flags.stream(1);
+    auto b0 = s->next(), b1 = s->next();
+    ASSERT_TRUE(b0 && b1);
+    EXPECT_FALSE(s->next().has_value());
+    EXPECT_FALSE(b0->contains("padding")) << "no flags for a batch without padding";
+    EXPECT_EQ(b1->at("padding").to_vector<int64_t>(), std::vector<int64_t>{1});
+    EXPECT_EQ(b1->at("input_ids").to_vector<int64_t>()[0], order[0]) << "the repeat of position 0";
+    auto tail = flags.stream(1, 1)->next();
+    ASSERT_TRUE(tail);
+    EXPECT_EQ(tail->at("padding").to_vector<int64_t>(), std::vector<int64_t>{1}) << workers;
+
+    auto masking = std::make_shared<PaddingMaskCollator>(std::make_shared<CausalLMCollator>());
+    DataLoader masked(ds, masking, {.batch_size = 3, .num_workers = workers}, sampler);
+    auto m = masked.stream(1);
+    auto m0 = m->next(), m1 = m->next();
+    ASSERT_TRUE(m0 && m1);
+    EXPECT_EQ(m0->at("labels").to_vector<int64_t>(),
+              CausalLMCollator()
+                  .collate({ds->get(order[1]), ds->get(order[3]), ds->get(order[5])})
+                  .at("labels")
+                  .to_vector<int64_t>());
+    const auto labels = m1->at("labels").to_vector<int64_t>();
+    ASSERT_FALSE(labels.empty());
+    for (int64_t v : labels) EXPECT_EQ(v, kIgnoreIndex);
+    EXPECT_EQ(m1->at("input_ids").to_vector<int64_t>()[0], order[0]) << "inputs are kept";
+  }
+}
+
+// A sampler whose padding flags do not match its indices is refused by name.
+TEST(DataLoader, PaddingFlagsOfTheWrongLengthAreAnError) {
+  struct BadSampler : Sampler {
+    std::vector<int64_t> indices(int64_t) const override { return {0, 1}; }
+    int64_t size() const override { return 2; }
+    std::vector<bool> padding(int64_t) const override { return {false}; }
+  };
+  DataLoader loader(std::make_shared<CountingDataset>(2), std::make_shared<PaddingCollator>(),
+                    {.batch_size = 2}, std::make_shared<BadSampler>());
+  try {
+    loader.stream(0);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "[DataLoader] the sampler gave 2 indices and 1 padding flags for epoch 0");
+  }
+}
+
 // Resuming mid-epoch (transformers#8876): stream(epoch, k) gives the tail of
 // the epoch's batches — same examples, same batch numbers for the collator —
 // and fetches no example of the skipped ones, with or without workers.

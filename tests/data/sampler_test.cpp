@@ -92,6 +92,75 @@ TEST(Sampler, DistributedShufflePartitionsOneShuffledOrder) {
   EXPECT_NE(split(12, 4, false, true, 3), split(12, 4, false, true, 4));
 }
 
+// Padding flags of every replica for (n, R, drop_last, shuffle).
+std::vector<std::vector<bool>> padding_flags(int64_t n, int64_t replicas, bool drop_last,
+                                             bool shuffle = false) {
+  std::vector<std::vector<bool>> out;
+  for (int64_t r = 0; r < replicas; ++r)
+    out.push_back(DistributedSampler(n, {.num_replicas = replicas,
+                                         .rank = r,
+                                         .shuffle = shuffle,
+                                         .seed = 5,
+                                         .drop_last = drop_last})
+                      .padding(0));
+  return out;
+}
+
+TEST(Sampler, DistributedMarksTheRepeatedIndicesAsPadding) {
+  using F = std::vector<std::vector<bool>>;
+  // split(10, 3) is {0,3,6,9}, {1,4,7,0}, {2,5,8,1}: the 0 and 1 at the
+  // end of replicas 1 and 2 are the repeats.
+  EXPECT_EQ(
+      padding_flags(10, 3, false),
+      (F{{false, false, false, false}, {false, false, false, true}, {false, false, false, true}}));
+  // n < R: {0}, {1}, {0}, {1}: replicas 2 and 3 hold nothing but padding.
+  EXPECT_EQ(padding_flags(2, 4, false), (F{{false}, {false}, {true}, {true}}));
+  EXPECT_EQ(padding_flags(15, 2, false).back().back(), true);
+  // No replica pads: empty flags (none is padding).
+  EXPECT_EQ(padding_flags(10, 3, true), (F(3)));
+  EXPECT_EQ(padding_flags(12, 4, false), (F(4)));
+  EXPECT_FALSE(DistributedSampler(12, {.num_replicas = 4}).pads());
+  EXPECT_TRUE(DistributedSampler(13, {.num_replicas = 4}).pads());
+  EXPECT_FALSE(DistributedSampler(13, {.num_replicas = 4, .drop_last = true}).pads());
+  // The other samplers never pad.
+  EXPECT_TRUE(RandomSampler(3, 1).padding(2).empty());
+  EXPECT_TRUE(SequentialSampler(4).padding(0).empty());
+  EXPECT_THROW(RandomSampler(3, 1).padding(-1), Error);
+  EXPECT_THROW(DistributedSampler(4, {.num_replicas = 2}).padding(-1), Error);
+}
+
+TEST(Sampler, NonPaddingIndicesOfAllReplicasAreTheOrderOnce) {
+  // Whatever n, R and epoch: the indices not marked padding are every
+  // index of the epoch's order exactly once, and the padding ones only repeat.
+  for (int64_t n : {1, 2, 5, 7, 13, 16, 31}) {
+    for (int64_t replicas : {1, 2, 3, 4, 8}) {
+      for (int64_t epoch : {0, 3}) {
+        std::multiset<int64_t> real;
+        int64_t pads = 0;
+        for (int64_t r = 0; r < replicas; ++r) {
+          DistributedSampler s(n, {.num_replicas = replicas, .rank = r, .seed = 9});
+          std::vector<int64_t> idx = s.indices(epoch);
+          std::vector<bool> pad = s.padding(epoch);
+          if (pad.empty()) pad.assign(idx.size(), false);
+          ASSERT_EQ(idx.size(), pad.size());
+          for (size_t k = 0; k < idx.size(); ++k) {
+            if (pad[k]) {
+              ++pads;
+              EXPECT_EQ(k + 1, idx.size()) << "padding only at a replica's end";
+            } else {
+              real.insert(idx[k]);
+            }
+          }
+        }
+        const int64_t total = (n + replicas - 1) / replicas * replicas;
+        EXPECT_EQ(pads, total - n) << n << " " << replicas;
+        ASSERT_EQ(static_cast<int64_t>(real.size()), n) << n << " " << replicas;
+        for (int64_t i = 0; i < n; ++i) EXPECT_EQ(real.count(i), 1u) << i;
+      }
+    }
+  }
+}
+
 // Batches each replica's DataLoader yields for (n, R, batch size, drop_last).
 std::vector<int64_t> batches_per_replica(int64_t n, int64_t replicas, int64_t batch,
                                          bool drop_last) {

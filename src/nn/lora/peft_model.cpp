@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "io/config_json.h"
+#include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "loom/lora.h"
@@ -78,9 +79,11 @@ std::vector<std::pair<std::string, nn::LinearLayer*>> PeftModelForCausalLM::find
              "} not found in the base model ", model_->architecture());
   LOOM_CHECK(!(any_conv && any_linear), "[lora] target modules mix Linear and Conv1D layers");
   if (any_conv != config_.fan_in_fan_out) {
-    // PEFT warns and sets fan_in_fan_out from the layer type.
-    std::cerr << "[lora] warning: fan_in_fan_out set to " << (any_conv ? "True" : "False")
-              << " for " << (any_conv ? "Conv1D" : "Linear") << " target modules\n";
+    // PEFT warns and sets fan_in_fan_out from the layer type (data parallel:
+    // every rank wraps the same model, rank 0 says it).
+    if (dist::rank() == 0)
+      std::cerr << "[lora] warning: fan_in_fan_out set to " << (any_conv ? "True" : "False")
+                << " for " << (any_conv ? "Conv1D" : "Linear") << " target modules\n";
     config_.fan_in_fan_out = any_conv;
   }
   return targets;
