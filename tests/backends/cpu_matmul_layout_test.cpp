@@ -28,8 +28,8 @@ Shape layout_stored(const Shape& logical, const std::vector<int64_t>& perm) {
   return s;
 }
 
-void check_layout(const Shape& la, const Shape& lb, const ops::Attrs& attrs, DType dt,
-                  const std::string& what) {
+void check_matmul_layout(const Shape& la, const Shape& lb, const ops::Attrs& attrs, DType dt,
+                         const std::string& what) {
   Operand a = random_operand(layout_stored(la, attrs.perm_a), dt, 61, -1, 1);
   Operand b = random_operand(layout_stored(lb, attrs.perm_b), dt, 62, -1, 1);
   int64_t k = attrs.trans_a ? la[la.size() - 2] : la.back();
@@ -53,34 +53,37 @@ TEST(CpuMatmulLayout, HeadSplitOperandsEveryTransposeFlag) {
     for (bool tb : {false, true}) {
       Shape la = ta ? Shape{2, 3, 16, 40} : Shape{2, 3, 40, 16};
       Shape lb = tb ? Shape{2, 3, 24, 16} : Shape{2, 3, 16, 24};
-      check_layout(la, lb, layout_attrs(kHeads, {}, {}, ta, tb), DType::f32, "perm_a");
-      check_layout(la, lb, layout_attrs({}, kHeads, {}, ta, tb), DType::f32, "perm_b");
-      check_layout(la, lb, layout_attrs(kHeads, kHeads, kHeads, ta, tb), DType::f32, "all");
+      check_matmul_layout(la, lb, layout_attrs(kHeads, {}, {}, ta, tb), DType::f32, "perm_a");
+      check_matmul_layout(la, lb, layout_attrs({}, kHeads, {}, ta, tb), DType::f32, "perm_b");
+      check_matmul_layout(la, lb, layout_attrs(kHeads, kHeads, kHeads, ta, tb), DType::f32, "all");
     }
 }
 
 TEST(CpuMatmulLayout, HeadMergeOutputAndBf16) {
   for (DType dt : {DType::f32, DType::bf16}) {
-    check_layout({2, 3, 40, 40}, {2, 3, 40, 16}, layout_attrs({}, {}, kHeads), dt, "perm_out");
-    check_layout({2, 3, 40, 16}, {2, 3, 40, 16}, layout_attrs(kHeads, kHeads, {}, false, true), dt,
-                 "scores");
+    check_matmul_layout({2, 3, 40, 40}, {2, 3, 40, 16}, layout_attrs({}, {}, kHeads), dt,
+                        "perm_out");
+    check_matmul_layout({2, 3, 40, 16}, {2, 3, 40, 16},
+                        layout_attrs(kHeads, kHeads, {}, false, true), dt, "scores");
   }
 }
 
 TEST(CpuMatmulLayout, OtherLayouts) {
   // 3-D: batch and rows swapped ([T,B,K] stored, [B,T,K] read).
-  check_layout({4, 24, 8}, {4, 8, 12}, layout_attrs({1, 0, 2}, {}, {1, 0, 2}), DType::f32, "3-D");
+  check_matmul_layout({4, 24, 8}, {4, 8, 12}, layout_attrs({1, 0, 2}, {}, {1, 0, 2}), DType::f32,
+                      "3-D");
   // The result stored with its rows innermost (a unit row stride).
-  check_layout({2, 3, 8, 5}, {2, 3, 5, 7}, layout_attrs({}, {}, {3, 0, 1, 2}), DType::f32,
-               "rows innermost");
+  check_matmul_layout({2, 3, 8, 5}, {2, 3, 5, 7}, layout_attrs({}, {}, {3, 0, 1, 2}), DType::f32,
+                      "rows innermost");
   // No unit stride in a's matrix (its last stored axis is a batch axis).
-  check_layout({2, 3, 8, 5}, {2, 3, 5, 7}, layout_attrs({0, 3, 1, 2}, {}, {}), DType::f32,
-               "gather");
+  check_matmul_layout({2, 3, 8, 5}, {2, 3, 5, 7}, layout_attrs({0, 3, 1, 2}, {}, {}), DType::f32,
+                      "gather");
   // Broadcast batch dim: b's head axis is 1.
-  check_layout({2, 3, 8, 5}, {2, 1, 5, 7}, layout_attrs(kHeads, {}, kHeads), DType::f32,
-               "broadcast");
+  check_matmul_layout({2, 3, 8, 5}, {2, 1, 5, 7}, layout_attrs(kHeads, {}, kHeads), DType::f32,
+                      "broadcast");
   // K = 0: zeros.
-  check_layout({2, 3, 4, 0}, {2, 3, 0, 5}, layout_attrs(kHeads, {}, kHeads), DType::f32, "k0");
+  check_matmul_layout({2, 3, 4, 0}, {2, 3, 0, 5}, layout_attrs(kHeads, {}, kHeads), DType::f32,
+                      "k0");
 }
 
 TEST(CpuMatmulLayout, BadPermIsAnError) {

@@ -16,7 +16,7 @@
 namespace loom::compiler {
 namespace {
 
-std::string folded(const std::string& text, bool* changed) {
+std::string index_add_folded(const std::string& text, bool* changed) {
   ir::Graph g = ir::parse(text);
   ir::verify(g);
   *changed = make_index_add_fold()->run(g);
@@ -44,7 +44,7 @@ std::string split_grad(const std::string& dt, int s0, int s1, int s2, double zer
 TEST(IndexAddFold, SplitGradientBecomesConcat) {
   bool changed = false;
   // Pieces in any order (v, q, k here): the concat takes them by start.
-  std::string out = folded(split_grad("f32", 8, 0, 4), &changed);
+  std::string out = index_add_folded(split_grad("f32", 8, 0, 4), &changed);
   EXPECT_TRUE(changed);
   EXPECT_EQ(out,
             "graph(%0: f32[2,3,4], %1: f32[2,3,4], %2: f32[2,3,4]) {\n"
@@ -57,19 +57,19 @@ TEST(IndexAddFold, LeavesNonTilingSumsAsAccumulations) {
   // A gap (columns 4-7 never written) and an overlap: no concat; the
   // zero-based index_adds still fold into accumulations.
   for (auto [a, b, c] : {std::tuple{0, 0, 8}, std::tuple{0, 2, 8}}) {
-    std::string out = folded(split_grad("f32", a, b, c), &changed);
+    std::string out = index_add_folded(split_grad("f32", a, b, c), &changed);
     EXPECT_EQ(out.find("concat"), std::string::npos) << out;
     EXPECT_NE(out.find("= index_add(%5, "), std::string::npos) << out;
   }
   // A base of ones: nothing is zero-based.
   std::string ones = split_grad("f32", 0, 4, 8, 1);
-  EXPECT_EQ(folded(ones, &changed), ir::to_text(ir::parse(ones)));
+  EXPECT_EQ(index_add_folded(ones, &changed), ir::to_text(ir::parse(ones)));
   EXPECT_FALSE(changed);
   // The partial sum %8 is also an output: the concat would not replace it,
   // but %11 = add(%8, zero-based %10) still accumulates into %8.
   std::string shared = split_grad("f32", 0, 4, 8);
   shared.replace(shared.find("return (%11)"), 12, "return (%11, %8)");
-  std::string out = folded(shared, &changed);
+  std::string out = index_add_folded(shared, &changed);
   EXPECT_EQ(out.find("concat"), std::string::npos) << out;
 }
 
@@ -82,7 +82,7 @@ TEST(IndexAddFold, AccumulatesIntoAnExistingGradient) {
       "  %4 = index_add(%3, %1, %2) : f32[10,4]\n"
       "  %5 = add(%0, %4) : f32[10,4]\n"
       "  return (%5)\n}\n";
-  EXPECT_EQ(folded(text, &changed),
+  EXPECT_EQ(index_add_folded(text, &changed),
             "graph(%0: f32[10,4], %1: i64[6], %2: f32[6,4]) {\n"
             "  %3 = index_add(%0, %1, %2) : f32[10,4]\n"
             "  return (%3)\n}\n");
@@ -90,7 +90,7 @@ TEST(IndexAddFold, AccumulatesIntoAnExistingGradient) {
   // The scatter read twice: left alone.
   std::string twice = text;
   twice.replace(twice.find("return (%5)"), 11, "return (%5, %4)");
-  EXPECT_EQ(folded(twice, &changed), ir::to_text(ir::parse(twice)));
+  EXPECT_EQ(index_add_folded(twice, &changed), ir::to_text(ir::parse(twice)));
   EXPECT_FALSE(changed);
 }
 
