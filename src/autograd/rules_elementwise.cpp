@@ -143,6 +143,9 @@ std::vector<Tensor> grad_var(const GradNode& n, const Tensor& g) {
 std::vector<Tensor> grad_matmul(const GradNode& n, const Tensor& g) {
   const Tensor &a = in(n, 0), &b = in(n, 1);
   bool ta = n.attrs.trans_a, tb = n.attrs.trans_b;
+  LOOM_CHECK(n.attrs.perm_a.empty() && n.attrs.perm_b.empty() && n.attrs.perm_out.empty(),
+             "[matmul] no gradient rule for layout attrs (perm_a/perm_b/perm_out are set only by "
+             "the compiler's matmul_layout pass)");
   Tensor da = ta ? matmul(b, g, tb, true) : matmul(g, b, false, !tb);
   Tensor db = tb ? matmul(g, a, true, ta) : matmul(a, g, !ta, false);
   return {fit(da, a), fit(db, b)};

@@ -33,7 +33,8 @@ class PassPipeline {
 };
 
 /// The default pipeline: decompose, algebraic, const_fold, cse,
-/// fused_cross_entropy, matmul_batch_sum, cast_hoist, dce.
+/// fused_cross_entropy, matmul_batch_sum, cast_hoist, matmul_layout,
+/// index_add_fold, dce.
 /// `supported(op)` says whether the backend that will run the graph has a
 /// kernel for `op` (backends::Backend::supports); composite ops it lacks,
 /// and those named by LOOM_DECOMPOSE, are decomposed first so the later
@@ -84,6 +85,17 @@ std::unique_ptr<Pass> make_matmul_batch_sum();
 /// cancels cast(cast(u: bf16, f32), bf16) to u (passes/cast_hoist.cpp).
 /// Exact: the rewritten graph computes bit-identical values.
 std::unique_ptr<Pass> make_cast_hoist();
+
+/// Folds a permute feeding a batched matmul, or permuting its result, into
+/// the matmul's perm_a / perm_b / perm_out attrs, run as a strided GEMM
+/// (passes/matmul_layout.cpp for the conditions). Exact. LOOM_MATMUL_LAYOUT=0
+/// turns it off.
+std::unique_ptr<Pass> make_matmul_layout();
+
+/// Drops the zero buffers of index_add gradients: a sum of slice gradients
+/// tiling an axis becomes a concat, add(x, index_add(zeros, ...)) an
+/// index_add into x (passes/index_add_fold.cpp).
+std::unique_ptr<Pass> make_index_add_fold();
 
 /// Rebuilds `graph` with every use of value v replaced by replace[v]
 /// (replace[v] <= v; identity for unchanged values). Outputs are remapped too.

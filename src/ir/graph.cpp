@@ -38,6 +38,7 @@ Hash128 instr_hash(const Instr& in) {
   h = hash_type(h, in.type);
   h = hash_ints(h, a.shape);
   h = hash_ints(h, a.axes);
+  for (const auto* perm : {&a.perm_a, &a.perm_b, &a.perm_out}) h = hash_ints(h, *perm);
   for (int64_t v : {a.axis, a.start, a.end, a.step, a.index}) h = hash_combine(h, uint64_t(v));
   h = hash_combine(h, bits(a.scalar));
   h = hash_combine(h, bits(a.scalar2));
@@ -67,8 +68,8 @@ void verify(const Graph& g) {
     int id = first + static_cast<int>(i);
     std::vector<ops::TensorType> types;
     for (int v : in.operands) {
-      LOOM_CHECK(v >= 0 && v < id, "[verifier] %", id, " = ", ops::op_name(in.op),
-                 " uses %", v, " before it is defined");
+      LOOM_CHECK(v >= 0 && v < id, "[verifier] %", id, " = ", ops::op_name(in.op), " uses %", v,
+                 " before it is defined");
       types.push_back(g.type_of(v));
     }
     ops::TensorType t = ops::infer_type(in.op, types, in.attrs);

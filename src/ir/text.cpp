@@ -132,6 +132,9 @@ class Parser {
     else if (key == "trans_a") a.trans_a = word() == "true";
     else if (key == "trans_b") a.trans_b = word() == "true";
     else if (key == "causal") a.causal = word() == "true";
+    else if (key == "perm_a") a.perm_a = int_list();
+    else if (key == "perm_b") a.perm_b = int_list();
+    else if (key == "perm_out") a.perm_out = int_list();
     else error("unknown attribute '" + key + "'");
   }
   Instr instr() {

@@ -34,6 +34,9 @@ std::string to_string(const Attrs& a) {
   if (a.trans_a) field("trans_a", "true");
   if (a.trans_b) field("trans_b", "true");
   if (a.causal) field("causal", "true");
+  if (!a.perm_a.empty()) field("perm_a", loom::to_string(a.perm_a));
+  if (!a.perm_b.empty()) field("perm_b", loom::to_string(a.perm_b));
+  if (!a.perm_out.empty()) field("perm_out", loom::to_string(a.perm_out));
   return out.str();
 }
 

@@ -40,6 +40,10 @@ struct Attrs {
   bool trans_a = false;
   bool trans_b = false;
   bool causal = false;
+  // matmul layouts (compiler/passes/matmul_layout.cpp; empty = identity): the
+  // operand read is permute(A, perm_a) / permute(B, perm_b), and the result is
+  // stored as permute(product, perm_out). Never set by tracing.
+  std::vector<int64_t> perm_a, perm_b, perm_out;
   bool operator==(const Attrs&) const = default;
 };
 

@@ -114,9 +114,32 @@ TensorType infer_reduce(OpKind op, const TensorType& x, const Attrs& a) {
   }
 }
 
-TensorType infer_matmul(const TensorType& a, const TensorType& b, const Attrs& attrs) {
-  LOOM_CHECK(a.shape.size() >= 2 && b.shape.size() >= 2, "[matmul] operands need rank >= 2, got ",
-             to_string(a.shape), " and ", to_string(b.shape));
+namespace {
+// shape permuted by a matmul layout attr (empty = identity); checks it is a
+// permutation of shape's axes.
+Shape matmul_permuted(const Shape& shape, const std::vector<int64_t>& perm, const char* name) {
+  if (perm.empty()) return shape;
+  std::vector<bool> seen(shape.size(), false);
+  bool ok = perm.size() == shape.size();
+  for (size_t i = 0; ok && i < perm.size(); ++i) {
+    ok = perm[i] >= 0 && perm[i] < static_cast<int64_t>(shape.size()) && !seen[perm[i]];
+    if (ok) seen[perm[i]] = true;
+  }
+  LOOM_CHECK(ok, "[matmul] ", name, "=", to_string(perm), " is not a permutation of ", shape.size(),
+             " axes");
+  Shape out(shape.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = shape[perm[i]];
+  return out;
+}
+}  // namespace
+
+TensorType infer_matmul(const TensorType& stored_a, const TensorType& stored_b,
+                        const Attrs& attrs) {
+  LOOM_CHECK(stored_a.shape.size() >= 2 && stored_b.shape.size() >= 2,
+             "[matmul] operands need rank >= 2, got ", to_string(stored_a.shape), " and ",
+             to_string(stored_b.shape));
+  TensorType a{matmul_permuted(stored_a.shape, attrs.perm_a, "perm_a"), stored_a.dtype};
+  TensorType b{matmul_permuted(stored_b.shape, attrs.perm_b, "perm_b"), stored_b.dtype};
   LOOM_CHECK(a.dtype == b.dtype, "[matmul] dtypes ", dtype_name(a.dtype), " and ",
              dtype_name(b.dtype), " differ");
   check_floating(OpKind::k_matmul, a);
@@ -131,7 +154,7 @@ TensorType infer_matmul(const TensorType& a, const TensorType& b, const Attrs& a
   Shape shape = broadcast_shapes(batch_a, batch_b, "matmul");
   shape.push_back(m);
   shape.push_back(n);
-  return {shape, a.dtype};
+  return {matmul_permuted(shape, attrs.perm_out, "perm_out"), a.dtype};
 }
 
 TensorType infer_shape_op(OpKind op, const Types& in, const Attrs& a) {

@@ -240,5 +240,54 @@ TEST(MemoryPlan, AliasedReshapesGiveTheUnplannedResults) {
   }
 }
 
+// Rows of a matrix: %3 (rows 0-7) and %4 (rows 8-31) share %2's bytes at
+// offsets 0 and 8 rows x 32 bytes; a column slice (%5) and row 1 (%6, 32
+// bytes in: not 64-byte aligned) are copies. exp(%4) is %2's buffer's last
+// reader, of %4's type: without the rule against writing over sliced
+// buffers it would be placed in place.
+const char* kSliceViews =
+    "graph(%0: f32[32,16], %1: f32[16,8]) {\n"
+    "  %2 = matmul(%0, %1) : f32[32,8]\n"
+    "  %3 = slice(%2) end=8 : f32[8,8]\n"
+    "  %4 = slice(%2) start=8 end=32 : f32[24,8]\n"
+    "  %5 = slice(%2) axis=1 end=4 : f32[32,4]\n"
+    "  %6 = slice(%2) start=1 end=2 : f32[1,8]\n"
+    "  %7 = sum(%3) : f32[]\n"
+    "  %8 = sum(%5) : f32[]\n"
+    "  %9 = sum(%6) : f32[]\n"
+    "  %10 = exp(%4) : f32[24,8]\n"
+    "  %11 = matmul(%10, %1) trans_b=true : f32[24,16]\n"
+    "  return (%7, %8, %9, %11)\n"
+    "}\n";
+
+TEST(MemoryPlan, RowSlicesAreViewsOtherSlicesCopies) {
+  Program p = lowered(kSliceViews);
+  MemoryPlan m = plan_memory(p);
+  std::vector<int> aliased;
+  for (int s : m.alias_steps) aliased.push_back(p.steps[s].outputs[0]);
+  EXPECT_EQ(aliased, (std::vector<int>{3, 4}));
+  EXPECT_EQ(m.offset[3], m.offset[2]);
+  EXPECT_EQ(m.offset[4], m.offset[2] + 8 * 8 * 4);
+  EXPECT_TRUE(m.in_place.empty()) << "exp may not write over a buffer holding slice views";
+}
+
+TEST(MemoryPlan, SliceViewsGiveTheUnplannedResults) {
+  ir::Graph g = ir::parse(kSliceViews);
+  std::vector<cpu_test::Operand> in = {cpu_test::random_operand({32, 16}, DType::f32, 3, -1, 1),
+                                       cpu_test::random_operand({16, 8}, DType::f32, 4, -1, 1)};
+  const backends::Backend& cpu = backends::cpu_backend();
+  auto want = testing::run_graph(cpu, g, in);
+  auto exe = cpu.compile(std::make_shared<const Program>(lower(g, true)));
+  EXPECT_EQ(exe->plan().alias_steps.size(), 2u);
+  auto outs = exe->run({in[0].buffer, in[1].buffer}, {false, false});
+  ASSERT_EQ(outs.size(), want.size());
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const ops::TensorType& t = g.type_of(g.outputs[o]);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      ASSERT_EQ(load_as_double(outs[o]->data(), t.dtype, i), want[o][i])
+          << "output " << o << " at " << i;
+  }
+}
+
 }  // namespace
 }  // namespace loom::compiler::memory

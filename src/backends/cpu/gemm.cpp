@@ -8,6 +8,8 @@
 
 #include <dnnl.hpp>
 
+#include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -143,6 +145,120 @@ void gemm_f32(const GemmShape& s, const float* a, const float* b, float* c) {
     gemm_each(s, DType::f32, a, b, c);
 }
 
+// --- strided products (gemm_strided) ---
+
+struct StridedEntry {
+  bool native = false;
+  dnnl::matmul prim;
+  memory::desc a_md, b_md, c_md;
+};
+
+// dims (batch..., rows, cols) with `strides` (batch..., row, col).
+memory::desc strided_desc(const std::vector<int64_t>& batch, int64_t rows, int64_t cols,
+                          const std::vector<int64_t>& strides, DType dtype) {
+  memory::dims dims(batch.begin(), batch.end());
+  dims.push_back(rows);
+  dims.push_back(cols);
+  return memory::desc(dims, dnnl_type(dtype), memory::dims(strides.begin(), strides.end()));
+}
+
+std::shared_ptr<StridedEntry> strided_lookup(const GemmStrides& s, DType dtype) {
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, std::shared_ptr<StridedEntry>> cache;
+  std::vector<int64_t> key = s.batch;
+  for (int64_t v : {s.m, s.n, s.k, int64_t(dtype), int64_t(get_num_threads())}) key.push_back(v);
+  for (const auto* st : {&s.a, &s.b, &s.c}) key.insert(key.end(), st->begin(), st->end());
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  auto e = std::make_shared<StridedEntry>();
+  try {
+    e->a_md = strided_desc(s.batch, s.m, s.k, s.a, dtype);
+    e->b_md = strided_desc(s.batch, s.k, s.n, s.b, dtype);
+    e->c_md = strided_desc(s.batch, s.m, s.n, s.c, dtype);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a_md, e->b_md, e->c_md), engine());
+    e->native = std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    if (e->native) e->prim = dnnl::matmul(pd);
+  } catch (const dnnl::error&) {
+    e->native = false;
+  }
+  if (cache.size() >= kMaxCached) cache.clear();
+  cache.emplace(std::move(key), e);
+  return e;
+}
+
+void strided_execute(const StridedEntry& e, const void* a, const void* b, void* c) {
+  sync_omp_threads();
+  static thread_local dnnl::stream stream(engine());
+  memory ma(e.a_md, engine(), const_cast<void*>(a));
+  memory mb(e.b_md, engine(), const_cast<void*>(b));
+  memory mc(e.c_md, engine(), c);
+  e.prim.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+  stream.wait();
+}
+
+// Element offset of batch item `i` (row-major over s.batch) in an operand
+// with `strides`.
+int64_t strided_offset(const GemmStrides& s, const std::vector<int64_t>& strides, int64_t i) {
+  int64_t off = 0;
+  for (size_t d = s.batch.size(); d-- > 0;) {
+    off += (i % s.batch[d]) * strides[d];
+    i /= s.batch[d];
+  }
+  return off;
+}
+
+// Copies the rows x cols matrix at `src` (row/col strides rs, cs) to or
+// from a dense row-major buffer; `to_dense` picks the direction.
+void strided_copy(char* strided, char* dense, int64_t rows, int64_t cols, int64_t rs, int64_t cs,
+                  size_t es, bool to_dense) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      char* x = strided + (r * rs + c * cs) * es;
+      char* y = dense + (r * cols + c) * es;
+      std::memcpy(to_dense ? y : x, to_dense ? x : y, es);
+    }
+}
+
+// No oneDNN kernel for these strides: gather dense copies, gemm(), scatter.
+void strided_dense(const GemmStrides& s, DType dtype, const void* a, const void* b, void* c) {
+  int64_t nb = 1;
+  for (int64_t d : s.batch) nb *= d;
+  size_t es = dtype_size(dtype), r = s.batch.size();
+  std::vector<char> da(nb * s.m * s.k * es), db(nb * s.k * s.n * es), dc(nb * s.m * s.n * es);
+  auto at = [&](const void* p, const std::vector<int64_t>& st, int64_t i) {
+    return const_cast<char*>(static_cast<const char*>(p)) + strided_offset(s, st, i) * es;
+  };
+  for (int64_t i = 0; i < nb; ++i) {
+    strided_copy(at(a, s.a, i), da.data() + i * s.m * s.k * es, s.m, s.k, s.a[r], s.a[r + 1], es,
+                 true);
+    strided_copy(at(b, s.b, i), db.data() + i * s.k * s.n * es, s.k, s.n, s.b[r], s.b[r + 1], es,
+                 true);
+  }
+  gemm({nb, s.m, s.n, s.k}, dtype, da.data(), db.data(), dc.data());
+  for (int64_t i = 0; i < nb; ++i)
+    strided_copy(at(c, s.c, i), dc.data() + i * s.m * s.n * es, s.m, s.n, s.c[r], s.c[r + 1], es,
+                 false);
+}
+
+// One oneDNN 2-D product per batch item (when the batched strides are
+// rejected but each matrix's are not, e.g. a broadcast batch dim).
+bool strided_each(const GemmStrides& s, DType dtype, const void* a, const void* b, void* c) {
+  size_t r = s.batch.size();
+  GemmStrides one{
+      {}, s.m, s.n, s.k, {s.a[r], s.a[r + 1]}, {s.b[r], s.b[r + 1]}, {s.c[r], s.c[r + 1]}};
+  auto e = strided_lookup(one, dtype);
+  if (!e->native) return false;
+  int64_t nb = 1;
+  for (int64_t d : s.batch) nb *= d;
+  size_t es = dtype_size(dtype);
+  for (int64_t i = 0; i < nb; ++i)
+    strided_execute(*e, static_cast<const char*>(a) + strided_offset(s, s.a, i) * es,
+                    static_cast<const char*>(b) + strided_offset(s, s.b, i) * es,
+                    static_cast<char*>(c) + strided_offset(s, s.c, i) * es);
+  return true;
+}
+
 }  // namespace
 
 bool gemm_native(DType dtype) {
@@ -177,6 +293,18 @@ void gemm(const GemmShape& s, DType dtype, const void* a, const void* b, void* c
   gemm_f32(s, fa.data(), fb.data(), fc.data());
   parallel_for(nc, 1 << 15,
                [&](int64_t i, int64_t j) { store_f32(fc.data() + i, j - i, c, dtype, i); });
+}
+
+void gemm_strided(const GemmStrides& s, DType dtype, const void* a, const void* b, void* c) {
+  bool broadcast = false;
+  for (size_t d = 0; d < s.batch.size(); ++d)
+    broadcast = broadcast || (s.batch[d] > 1 && (s.a[d] == 0 || s.b[d] == 0));
+  if (!broadcast) {
+    auto e = strided_lookup(s, dtype);
+    if (e->native) return strided_execute(*e, a, b, c);
+  }
+  if (strided_each(s, dtype, a, b, c)) return;
+  strided_dense(s, dtype, a, b, c);
 }
 
 bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "loom/dtype.h"
 
@@ -31,6 +32,23 @@ void gemm(const GemmShape& shape, DType dtype, const void* a, const void* b, voi
 /// rejects the arguments.
 bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+/// A product with explicit element strides (a strided, batched GEMM): for
+/// every index i over `batch` (outer to inner; empty = one product),
+/// C[i] (m x n) = A[i] (m x k) * B[i] (k x n). Each of a/b/c holds one stride
+/// per batch dim, then the row stride and the column stride, in elements
+/// (a transposed operand swaps its two; a broadcast batch dim has stride 0).
+/// Nothing is copied when oneDNN takes the strides (a unit row or column
+/// stride in every matrix); otherwise the operands are gathered densely
+/// first. Requires m, n, k >= 1 and C's elements not to overlap.
+struct GemmStrides {
+  std::vector<int64_t> batch;
+  int64_t m = 0, n = 0, k = 0;
+  std::vector<int64_t> a, b, c;  // batch.size() + 2 strides each
+};
+
+/// Runs `s` with `dtype` operands and result (f32, bf16 or f16), as gemm().
+void gemm_strided(const GemmStrides& s, DType dtype, const void* a, const void* b, void* c);
 
 /// True when gemm() runs `dtype` natively (no f32 round trip) on this CPU.
 /// oneDNN may still emulate bf16 there (avx512_core without BF16).

@@ -37,6 +37,7 @@ class Planner {
     for (int v = 0; v < static_cast<int>(g_.inputs.size()); ++v)
       plan_.placement[v] = Placement::input;
     buffer_of_.assign(n, -1);
+    view_offset_.assign(n, 0);
   }
 
   void live_ranges() {
@@ -55,19 +56,23 @@ class Planner {
   // of an arena input of the same type whose buffer ends at this step.
   void merge_in_place() {
     for (int s = 0; s < static_cast<int>(p_.steps.size()); ++s) {
-      if (alias_reshape(s)) continue;
+      if (alias_view(s)) continue;
       for (int v : p_.steps[s].outputs)
         if (plan_.placement[v] == Placement::arena) assign_buffer(s, v);
     }
   }
   // A reshape of an arena value into an arena value needs no copy: buffers
-  // are row-major and contiguous, so the output is the input's bytes. It
-  // joins the input's buffer, whose end moves to the later of the two ends,
-  // so nothing overwrites the bytes while either value is live.
-  bool alias_reshape(int s) {
+  // are row-major and contiguous, so the output is the input's bytes. So is
+  // a contiguous slice (view_bytes): its output is a run of the input's
+  // bytes at an offset. The view joins the input's buffer, whose end moves
+  // to the later of the two ends, so nothing overwrites the bytes while
+  // either value is live.
+  bool alias_view(int s) {
     const Step& step = p_.steps[s];
-    if (step.fused || step.instr.op != ops::OpKind::k_reshape || step.inputs.size() != 1)
-      return false;
+    if (step.fused || step.inputs.size() != 1) return false;
+    bool reshape = step.instr.op == ops::OpKind::k_reshape;
+    size_t offset = 0;
+    if (!reshape && !view_bytes(step, &offset)) return false;
     int w = step.inputs[0], v = step.outputs[0];
     if (plan_.placement[w] != Placement::arena || plan_.placement[v] != Placement::arena ||
         buffer_of_[w] < 0)
@@ -75,8 +80,25 @@ class Planner {
     Buffer& b = buffers_[buffer_of_[w]];
     b.last = std::max(b.last, plan_.last[v]);
     buffer_of_[v] = buffer_of_[w];
+    view_offset_[v] = view_offset_[w] + offset;
+    b.sliced = b.sliced || !reshape;
     plan_.alias_steps.push_back(s);
     return true;
+  }
+  // A slice with step 1 whose axes before `axis` all have size 1 (e.g. rows
+  // of a matrix: the fused LM head's packed [dW; dH; loss] output, split
+  // along axis 0) is one contiguous run of its input; *offset = its first
+  // byte, kept a multiple of kArenaAlign so kernels see aligned data.
+  bool view_bytes(const Step& step, size_t* offset) const {
+    const ir::Instr& in = step.instr;
+    if (in.op != ops::OpKind::k_slice || in.attrs.step != 1) return false;
+    const ops::TensorType& t = g_.type_of(step.inputs[0]);
+    int64_t axis = in.attrs.axis, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      if (t.shape[d] != 1) return false;
+    for (size_t d = axis + 1; d < t.shape.size(); ++d) inner *= t.shape[d];
+    *offset = static_cast<size_t>(in.attrs.start * inner) * dtype_size(t.dtype);
+    return *offset % kArenaAlign == 0;
   }
   void assign_buffer(int s, int v) {
     const Step& step = p_.steps[s];
@@ -86,7 +108,9 @@ class Planner {
         if (plan_.placement[w] != Placement::arena || g_.type_of(w) != g_.type_of(v)) continue;
         const Buffer& b = buffers_[buffer_of_[w]];
         if (b.last != s || b.taken_at == s) continue;  // still read later, or taken here
+        if (b.sliced) continue;
         joined = buffer_of_[w];
+        view_offset_[v] = view_offset_[w];  // w may be a view into its buffer
         plan_.in_place.push_back({s, v, w});
         break;
       }
@@ -148,19 +172,21 @@ class Planner {
     ArenaLayout layout = place_in_arena(requests);
     plan_.arena_bytes = layout.nbytes;
     for (int v = 0; v < g_.num_values(); ++v)
-      if (buffer_of_[v] >= 0) plan_.offset[v] = layout.offset[buffer_of_[v]];
+      if (buffer_of_[v] >= 0) plan_.offset[v] = layout.offset[buffer_of_[v]] + view_offset_[v];
   }
 
   struct Buffer {
     int first, last;
     size_t nbytes;
-    int taken_at;  // the last step that wrote a value into it
+    int taken_at;         // the last step that wrote a value into it
+    bool sliced = false;  // holds slice views: never written in place (they may overlap)
   };
   const Program& p_;
   const ir::Graph& g_;
   MemoryPlan plan_;
   std::vector<bool> is_output_;
   std::vector<int> buffer_of_;
+  std::vector<size_t> view_offset_;  // per value: bytes into its buffer (slice views)
   std::vector<Buffer> buffers_;
 };
 

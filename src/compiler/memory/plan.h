@@ -19,7 +19,10 @@
 // before it is written: backends::FusedCall) — the in-place reuses, listed.
 // A reshape step whose input and output are both arena values is an alias:
 // the output shares the input's buffer and the step runs no kernel
-// (`alias_steps`).
+// (`alias_steps`); so is a contiguous slice (step 1, every axis before the
+// sliced one of size 1, a 64-byte-aligned start), whose offset is its
+// input's plus the start's bytes. A buffer holding slice views is never
+// written in place.
 // The run time may veto a donation (the input is still referenced
 // elsewhere) and then allocates; it never donates what the plan did not.
 #pragma once

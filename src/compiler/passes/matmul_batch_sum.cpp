@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "compiler/pass.h"
+#include "compiler/rewrite.h"
 
 namespace loom::compiler {
 namespace {
@@ -28,39 +29,17 @@ class MatmulBatchSum final : public Pass {
   std::string_view name() const override { return "matmul_batch_sum"; }
 
   bool run(ir::Graph& g) override {
-    std::vector<int> uses(g.num_values(), 0);
-    for (const ir::Instr& in : g.instrs)
-      for (int v : in.operands) ++uses[v];
-    for (int v : g.outputs) ++uses[v];
-    int first = static_cast<int>(g.inputs.size());
-    ir::Graph out;
-    out.inputs = g.inputs;
-    std::vector<int> map(g.num_values());
-    for (int v = 0; v < first; ++v) map[v] = v;
-    bool changed = false;
-    for (size_t i = 0; i < g.instrs.size(); ++i) {
-      const ir::Instr& in = g.instrs[i];
-      int id = first + static_cast<int>(i);
-      if (in.op == OpKind::k_sum && matches(g, in, uses)) {
-        map[id] = rewrite(g, in, map, out);
-        changed = true;
-        continue;
-      }
-      ir::Instr copy = in;
-      for (int& v : copy.operands) v = map[v];
-      out.instrs.push_back(std::move(copy));
-      map[id] = out.num_values() - 1;
-    }
-    if (!changed) return false;
-    for (int v : g.outputs) out.outputs.push_back(map[v]);
-    g = std::move(out);
-    return true;
+    return rewrite_graph(g, [](int, const ir::Instr& in, Rewriter& rw) -> int {
+      if (in.op != OpKind::k_sum || !matches(rw, in)) return -1;
+      return rewrite(rw, in);
+    });
   }
 
  private:
-  static bool matches(const ir::Graph& g, const ir::Instr& sum, const std::vector<int>& uses) {
+  static bool matches(const Rewriter& rw, const ir::Instr& sum) {
+    const ir::Graph& g = rw.old();
     int p = sum.operands[0];
-    if (g.is_input(p) || uses[p] != 1) return false;
+    if (g.is_input(p) || rw.uses(p) != 1) return false;
     const ir::Instr& mm = g.instr_of(p);
     if (mm.op != OpKind::k_matmul || !mm.attrs.trans_a || mm.attrs.trans_b) return false;
     const Shape &xs = g.type_of(mm.operands[0]).shape, &ys = g.type_of(mm.operands[1]).shape;
@@ -79,34 +58,31 @@ class MatmulBatchSum final : public Pass {
   }
 
   // reshape(v) to `shape` in `out`, through a reshape that produced v.
-  static int reshaped(const ir::Graph& g, int v, const Shape& shape, const std::vector<int>& map,
-                      ir::Graph& out) {
+  static int reshaped(Rewriter& rw, int v, const Shape& shape) {
+    const ir::Graph& g = rw.old();
     int src = v;
     if (!g.is_input(v) && g.instr_of(v).op == OpKind::k_reshape) src = g.instr_of(v).operands[0];
-    if (g.type_of(src).shape == shape) return map[src];
-    ir::Instr r{OpKind::k_reshape, {}, {map[src]}, {shape, g.type_of(v).dtype}};
+    if (g.type_of(src).shape == shape) return rw.map(src);
+    ir::Instr r{OpKind::k_reshape, {}, {rw.map(src)}, {shape, g.type_of(v).dtype}};
     r.attrs.shape = shape;
-    out.instrs.push_back(std::move(r));
-    return out.num_values() - 1;
+    return rw.emit(std::move(r));
   }
 
-  static int rewrite(const ir::Graph& g, const ir::Instr& sum, const std::vector<int>& map,
-                     ir::Graph& out) {
+  static int rewrite(Rewriter& rw, const ir::Instr& sum) {
+    const ir::Graph& g = rw.old();
     const ir::Instr& mm = g.instr_of(sum.operands[0]);
     const Shape &xs = g.type_of(mm.operands[0]).shape, &ys = g.type_of(mm.operands[1]).shape;
     size_t rank = xs.size();
     int64_t rows = 1;
     for (size_t d = 0; d + 1 < rank; ++d) rows *= xs[d];
-    int x = reshaped(g, mm.operands[0], {rows, xs[rank - 1]}, map, out);
-    int y = reshaped(g, mm.operands[1], {rows, ys[rank - 1]}, map, out);
-    ir::Instr m{OpKind::k_matmul, mm.attrs, {x, y}, {{xs[rank - 1], ys[rank - 1]}, mm.type.dtype}};
-    out.instrs.push_back(std::move(m));
-    int v = out.num_values() - 1;
-    if (sum.type.shape == out.type_of(v).shape && sum.type.dtype == mm.type.dtype) return v;
+    int x = reshaped(rw, mm.operands[0], {rows, xs[rank - 1]});
+    int y = reshaped(rw, mm.operands[1], {rows, ys[rank - 1]});
+    Shape mn{xs[rank - 1], ys[rank - 1]};
+    int v = rw.emit({OpKind::k_matmul, mm.attrs, {x, y}, {mn, mm.type.dtype}});
+    if (sum.type.shape == mn && sum.type.dtype == mm.type.dtype) return v;
     ir::Instr r{OpKind::k_reshape, {}, {v}, sum.type};
     r.attrs.shape = sum.type.shape;
-    out.instrs.push_back(std::move(r));
-    return out.num_values() - 1;
+    return rw.emit(std::move(r));
   }
 };
 
