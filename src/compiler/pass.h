@@ -33,7 +33,7 @@ class PassPipeline {
 };
 
 /// The default pipeline: decompose, algebraic, const_fold, cse,
-/// fused_cross_entropy, matmul_batch_sum, cast_hoist, dce.
+/// fused_cross_entropy, matmul_batch_sum, cast_hoist, dce, collective_schedule.
 /// `supported(op)` says whether the backend that will run the graph has a
 /// kernel for `op` (backends::Backend::supports); composite ops it lacks,
 /// and those named by LOOM_DECOMPOSE, are decomposed first so the later
@@ -84,6 +84,14 @@ std::unique_ptr<Pass> make_matmul_batch_sum();
 /// cancels cast(cast(u: bf16, f32), bf16) to u (passes/cast_hoist.cpp).
 /// Exact: the rewritten graph computes bit-identical values.
 std::unique_ptr<Pass> make_cast_hoist();
+
+/// Reorders the instrs of a graph with collectives (kCollective) so that each
+/// starts as early as its operands allow and its readers come after every
+/// collective (passes/collective_schedule.cpp): collectives by readiness
+/// (fewest ancestors first, ties by graph order), a deterministic function of
+/// the graph, so every rank issues them in the same order. Values are
+/// renumbered; graphs without collectives are unchanged.
+std::unique_ptr<Pass> make_collective_schedule();
 
 /// Rebuilds `graph` with every use of value v replaced by replace[v]
 /// (replace[v] <= v; identity for unchanged values). Outputs are remapped too.

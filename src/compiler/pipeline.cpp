@@ -53,7 +53,8 @@ PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported) {
       .add(make_fused_cross_entropy(keep))
       .add(make_matmul_batch_sum())
       .add(make_cast_hoist())
-      .add(make_dce());
+      .add(make_dce())
+      .add(make_collective_schedule());
   return p;
 }
 
