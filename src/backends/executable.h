@@ -73,7 +73,6 @@ class Executable {
   virtual std::unique_ptr<dist::Work> start_collective(const compiler::Step& step,
                                                        const std::vector<void*>& ptr);
 
-
  private:
   void bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable);
   void plan_collective_waits();
