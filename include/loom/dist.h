@@ -66,8 +66,14 @@ class Work {
  public:
   virtual ~Work() = default;
   virtual void wait() = 0;
-  /// True once completed (never blocks).
+  /// True once completed (never blocks). On MPI it also drives the engine's
+  /// progress (MPI_Request_get_status), so polling it between kernels moves
+  /// a started collective along.
   virtual bool is_completed() = 0;
+  /// steady_clock nanoseconds since its epoch when the collective was seen
+  /// completed (by wait(), is_completed() or a progress thread), or -1 while
+  /// not yet seen. AllReduceTime counts start -> this point.
+  virtual int64_t completed_ns() const { return -1; }
 };
 
 class ProcessGroup {
@@ -86,6 +92,8 @@ class ProcessGroup {
   void all_reduce(void* data, size_t count, DataType type, ReduceOp op);
   /// The same, started now; wait() on the returned Work before touching
   /// `data` (for gradient buckets: start one, keep computing, wait later).
+  /// AllReduceTime counts start -> completion (not the caller's other work);
+  /// AllReduceWaitTime (ns) the time wait() blocked the caller.
   std::unique_ptr<Work> all_reduce_async(void* data, size_t count, DataType type, ReduceOp op);
   /// Copies `nbytes` at `data` from rank `root` to every rank (in place).
   void broadcast(void* data, size_t nbytes, int root);

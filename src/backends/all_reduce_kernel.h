@@ -1,16 +1,28 @@
 // The one all_reduce kernel body the backends share: copy the operand into
 // the output, then reduce the output in place over
-// dist::graph_process_group() (identity on one rank). Assumes host-visible
-// buffers while the kernel runs (cpu, reference, and sim's stream thread).
+// dist::graph_process_group() (identity on one rank). Executables start it
+// (start_all_reduce) and wait for it at the first step that reads the output
+// (executable.cpp), so the reduction overlaps the steps in between; the
+// kernel tables' blocking form (run_all_reduce) is start + wait. Assumes
+// host-visible buffers while the kernel runs and until the wait (cpu,
+// reference, and sim's stream thread, which starts and waits in order).
 #pragma once
 
+#include <memory>
+
 #include "backends/backend.h"
+#include "loom/dist.h"
 
 namespace loom::backends {
 
-/// Runs an all_reduce OpCall (attrs->index: 0 sum, 1 mean). Throws
-/// loom::Error "[all_reduce] ..." when the group's collective fails or
-/// times out (--ddp_timeout).
+/// Copies the operand of an all_reduce OpCall (attrs->index: 0 sum, 1 mean)
+/// into its output and starts the in-place reduction of the output. Do not
+/// touch the output until the returned Work's wait(), which throws
+/// loom::Error "[all_reduce] f32[N]: [dist] ..." when the collective fails
+/// or times out (--ddp_timeout). Throws the same when the start fails.
+std::unique_ptr<dist::Work> start_all_reduce(const OpCall& call);
+
+/// start_all_reduce(call)->wait(): the blocking kernel.
 void run_all_reduce(const OpCall& call);
 
 }  // namespace loom::backends

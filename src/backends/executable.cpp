@@ -1,9 +1,16 @@
 // Executable::run: binds buffers from the memory plan (arena offsets,
-// donated inputs, fresh outputs) and launches the steps in order.
+// donated inputs, fresh outputs) and launches the steps in order; a
+// collective's step starts it and its wait is enqueued before its first
+// reader (executable.h).
 #include "backends/executable.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 
+#include "backends/all_reduce_kernel.h"
+#include "loom/dist.h"
 #include "loom/metrics.h"
 
 namespace loom::backends {
@@ -35,6 +42,26 @@ std::map<const Backend*, std::unique_ptr<SharedArena>>& arenas() {
   return *map;
 }
 
+// LOOM_DDP_OVERLAP=0 waits for each collective right after its start.
+bool executable_overlap_wanted() {
+  const char* v = std::getenv("LOOM_DDP_OVERLAP");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+// Waits for (destroys) every collective still started when a run ends,
+// also by an exception, before the run's buffers and arena lock go.
+struct ExecutableWorkDrain {
+  const Backend& backend;
+  std::vector<std::unique_ptr<dist::Work>>& work;
+  ~ExecutableWorkDrain() {
+    try {
+      backend.stream().synchronize();  // nothing of this run still queued
+    } catch (...) {                    // reported by run() already, or lost with the run's failure
+    }
+    for (auto& w : work) w.reset();  // an unwaited Work waits in its destructor
+  }
+};
+
 SharedArena& arena_of(const Backend& backend) {
   std::lock_guard<std::mutex> lock(arenas_mutex());
   std::unique_ptr<SharedArena>& a = arenas()[&backend];
@@ -60,6 +87,64 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
   for (Placement p : plan_.placement) needs_arena_ = needs_arena_ || p == Placement::arena;
   skip_.assign(program_->steps.size(), false);
   for (int s : plan_.alias_steps) skip_[s] = true;
+  plan_collective_waits();
+}
+
+Executable::~Executable() = default;
+
+void Executable::plan_collective_waits() {
+  const std::vector<compiler::Step>& steps = program_->steps;
+  const int n = static_cast<int>(steps.size());
+  collective_.assign(n, false);
+  wait_before_.assign(n + 1, {});
+  const bool overlap = executable_overlap_wanted() && backend_.host_visible();
+  for (int s = 0; s < n; ++s) {
+    const compiler::Step& st = steps[s];
+    if (st.fused || !(ops::op_traits(st.instr.op) & ops::kCollective)) continue;
+    collective_[s] = true;
+    const int v = st.outputs[0];
+    // The first reader; else the end (a graph output only the caller reads)
+    // or at once (an unread arena value: its bytes are free after this step).
+    int at = plan_.placement[v] == Placement::arena ? s + 1 : n;
+    for (int t = s + 1; overlap && t < n; ++t)
+      if (std::find(steps[t].inputs.begin(), steps[t].inputs.end(), v) != steps[t].inputs.end()) {
+        at = t;
+        break;
+      }
+    if (!overlap) at = s + 1;
+    wait_before_[at].push_back(s);
+  }
+}
+
+void Executable::launch_steps() {
+  const std::vector<compiler::Step>& steps = program_->steps;
+  Stream& stream = backend_.stream();
+  const size_t n = steps.size();
+  size_t started = 0;  // caller side: collectives started and not yet waited
+  for (size_t s = 0; s <= n; ++s) {
+    started -= wait_before_[s].size();
+    for (int c : wait_before_[s])
+      stream.enqueue([this, c] {
+        std::unique_ptr<dist::Work> w = std::move(work_[c]);
+        in_flight_.erase(std::remove(in_flight_.begin(), in_flight_.end(), c), in_flight_.end());
+        if (w) w->wait();
+      });
+    if (s == n || skip_[s]) continue;
+    if (!collective_[s]) {
+      launch(steps[s], ptr_);
+    } else {
+      stream.enqueue([this, s] {
+        work_[s] = start_collective(program_->steps[s], ptr_);
+        in_flight_.push_back(static_cast<int>(s));
+      });
+    }
+    if (collective_[s]) ++started;
+    if (started > 0)  // progress between kernels (MPI_Request_get_status)
+      stream.enqueue([this] {
+        for (int c : in_flight_)
+          if (work_[c]) work_[c]->is_completed();
+      });
+  }
 }
 
 void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable) {
@@ -107,9 +192,14 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
     else if (own[v])
       ptr_[v] = own[v]->data();
   }
-  for (size_t s = 0; s < program_->steps.size(); ++s)
-    if (!skip_[s]) launch(program_->steps[s], ptr_);
-  backend_.stream().synchronize();
+  work_.clear();
+  work_.resize(program_->steps.size());
+  in_flight_.clear();
+  {
+    ExecutableWorkDrain drain{backend_, work_};
+    launch_steps();
+    backend_.stream().synchronize();
+  }
   std::vector<BufferPtr> outputs;
   outputs.reserve(g.outputs.size());
   for (int v : g.outputs) outputs.push_back(own[v]);
@@ -130,6 +220,15 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
   for (int v : step.inputs) call.inputs.push_back({ptr[v], g.type_of(v)});
   for (int v : step.outputs) call.outputs.push_back({ptr[v], g.type_of(v)});
   b.stream().enqueue([&b, call] { b.run_fused(call); });
+}
+
+std::unique_ptr<dist::Work> Executable::start_collective(const compiler::Step& step,
+                                                         const std::vector<void*>& ptr) {
+  const ir::Graph& g = program_->graph;
+  OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
+  for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
+  call.output = {ptr[step.outputs[0]], step.instr.type};
+  return start_all_reduce(call);
 }
 
 }  // namespace loom::backends

@@ -7,6 +7,16 @@
 // the number of cached graphs. Runs are serialized per executable (the lazy
 // executor thread runs them) and per backend while they use the arena.
 //
+// Collectives (ops.def's kCollective: all_reduce) are started at their step
+// and waited for right before the first step that reads their output (or at
+// the end of the run when only the caller reads it), so a bucket's
+// all-reduce overlaps the steps in between (compiler/passes/
+// collective_schedule.cpp puts those in between). Until its wait a started
+// collective's output stays live in the memory plan (the wait comes before
+// its last reader, the end of its live range). LOOM_DDP_OVERLAP=0, or a
+// backend whose memory the host cannot touch while its stream is idle (sim),
+// waits right after the start instead (the blocking kernel).
+//
 //   auto exe = backend.compile(program);       // plans memory once
 //   auto outs = exe->run(inputs, donatable);   // every step
 #pragma once
@@ -18,12 +28,16 @@
 #include "backends/backend.h"
 #include "compiler/memory/plan.h"
 
+namespace loom::dist {
+class Work;  // loom/dist.h
+}
+
 namespace loom::backends {
 
 class Executable {
  public:
   Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program);
-  virtual ~Executable() = default;
+  virtual ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
@@ -44,22 +58,37 @@ class Executable {
   /// arena is grown to it on its first run).
   size_t arena_bytes() const { return plan_.arena_bytes; }
 
+  /// Per step (and one past the last): the collective steps whose wait comes
+  /// right before it, as planned at construction.
+  const std::vector<std::vector<int>>& collective_waits() const { return wait_before_; }
+
  protected:
   /// Runs step `s` on the stream with the resolved buffer addresses
   /// (`ptr[v]` for every value the step touches). The default enqueues
   /// one launch per step.
   virtual void launch(const compiler::Step& step, const std::vector<void*>& ptr);
+  /// Starts collective step `step` (runs on the stream, in order); the
+  /// default is the host kernel body (all_reduce_kernel.h). A device backend
+  /// (NCCL on CUDA's stream) overrides it.
+  virtual std::unique_ptr<dist::Work> start_collective(const compiler::Step& step,
+                                                       const std::vector<void*>& ptr);
 
  private:
   void bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable);
+  void plan_collective_waits();
+  void launch_steps();
 
   const Backend& backend_;
   std::shared_ptr<const compiler::Program> program_;
   compiler::memory::MemoryPlan plan_;
   std::mutex mu_;
-  bool needs_arena_ = false;  // some value lives in the arena (maybe 0 bytes)
-  std::vector<bool> skip_;    // per step: an alias of the memory plan, not launched
-  std::vector<void*> ptr_;    // per value, rebuilt each run
+  bool needs_arena_ = false;      // some value lives in the arena (maybe 0 bytes)
+  std::vector<bool> skip_;        // per step: an alias of the memory plan, not launched
+  std::vector<void*> ptr_;        // per value, rebuilt each run
+  std::vector<bool> collective_;  // per step: started, waited later
+  std::vector<std::vector<int>> wait_before_;      // per step + 1: collectives to wait for
+  std::vector<std::unique_ptr<dist::Work>> work_;  // per step: the started collective
+  std::vector<int> in_flight_;                     // started, not waited (stream side)
 };
 
 /// Frees every backend's shared arena (the next run allocates it anew, and

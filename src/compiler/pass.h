@@ -34,7 +34,7 @@ class PassPipeline {
 
 /// The default pipeline: decompose, algebraic, const_fold, cse,
 /// fused_cross_entropy, matmul_batch_sum, cast_hoist, matmul_layout,
-/// index_add_fold, dce.
+/// index_add_fold, dce, collective_schedule.
 /// `supported(op)` says whether the backend that will run the graph has a
 /// kernel for `op` (backends::Backend::supports); composite ops it lacks,
 /// and those named by LOOM_DECOMPOSE, are decomposed first so the later
@@ -96,6 +96,13 @@ std::unique_ptr<Pass> make_matmul_layout();
 /// tiling an axis becomes a concat, add(x, index_add(zeros, ...)) an
 /// index_add into x (passes/index_add_fold.cpp).
 std::unique_ptr<Pass> make_index_add_fold();
+/// Reorders the instrs of a graph with collectives (kCollective) so that each
+/// starts as early as its operands allow and its readers come after every
+/// collective (passes/collective_schedule.cpp): collectives by readiness
+/// (fewest ancestors first, ties by graph order), a deterministic function of
+/// the graph, so every rank issues them in the same order. Values are
+/// renumbered; graphs without collectives are unchanged.
+std::unique_ptr<Pass> make_collective_schedule();
 
 /// Rebuilds `graph` with every use of value v replaced by replace[v]
 /// (replace[v] <= v; identity for unchanged values). Outputs are remapped too.

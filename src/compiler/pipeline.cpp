@@ -55,7 +55,8 @@ PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported) {
       .add(make_cast_hoist())
       .add(make_matmul_layout())
       .add(make_index_add_fold())
-      .add(make_dce());
+      .add(make_dce())
+      .add(make_collective_schedule());
   return p;
 }
 

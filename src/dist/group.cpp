@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "dist/group_testing.h"
 #include "dist/mpi_process_group.h"
 #include "dist/single_process_group.h"
 #include "loom/dist.h"
@@ -107,6 +108,12 @@ ProcessGroup& default_process_group() {
 ProcessGroup& graph_process_group() {
   std::unique_ptr<ProcessGroup>& group = initialized_graph_group();
   return group ? *group : single_group();
+}
+
+std::unique_ptr<ProcessGroup> replace_graph_process_group_for_testing(
+    std::unique_ptr<ProcessGroup> group) {
+  std::swap(initialized_graph_group(), group);
+  return group;
 }
 
 int rank() { return default_process_group().rank(); }

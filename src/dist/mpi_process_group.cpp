@@ -2,15 +2,14 @@
 // this file compiles to stand-ins that are never called (the registry marks
 // "mpi" as missing). bf16/f16 are reduced as f32 and rounded back (MPI has
 // no 16-bit float type); mean is MPI_SUM divided by the world size on
-// completion. Open MPI 4.1 (Debian bookworm's openmpi-bin).
+// completion. A started all_reduce is moved along by the progress thread
+// (mpi_progress.h) until its wait(). Open MPI 4.1 (Debian bookworm's openmpi-bin).
 #include "dist/mpi_process_group.h"
 
 #include "dist/deadline.h"
 
 #if LOOM_WITH_MPI
-// The C API only (Open MPI's deprecated C++ bindings warn under -Wextra).
-#define OMPI_SKIP_MPICXX 1
-#include <mpi.h>
+#include "dist/mpi_progress.h"  // <mpi.h>, mpi_mutex()
 
 #include <cstdlib>
 #include <iostream>
@@ -26,12 +25,13 @@ namespace loom::dist {
 #if LOOM_WITH_MPI
 namespace {
 
-std::mutex& mpi_mutex() {
-  static std::mutex m;
-  return m;
-}
-
 bool g_mpi_initialized_here = false;
+
+int64_t mpi_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void mpi_check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -102,12 +102,17 @@ class MpiAllReduceWork final : public Work {
         wide_[i] = type == DataType::bf16 ? bf16_to_float(h[i]) : f16_to_float(h[i]);
       buf = wide_.data();
     }
-    std::lock_guard<std::mutex> lock(mpi_mutex());
-    mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf, static_cast<int>(count), mpi_type(type),
-                             op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm, &request_),
-              "all_reduce");
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf, static_cast<int>(count), mpi_type(type),
+                               op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm, &request_),
+                "all_reduce");
+    }
+    pending_.request = &request_;
+    mpi_progress_add(&pending_);  // moves it along while the caller computes
   }
   ~MpiAllReduceWork() override {
+    mpi_progress_remove(&pending_);
     if (!done_ && request_ != MPI_REQUEST_NULL) {
       try {
         wait();
@@ -118,8 +123,11 @@ class MpiAllReduceWork final : public Work {
   void wait() override {
     if (done_) return;
     done_ = true;
+    mpi_progress_remove(&pending_);  // the thread no longer tests request_
     try {
-      mpi_wait(request_, timeout_, "all_reduce");
+      if (request_ != MPI_REQUEST_NULL) mpi_wait(request_, timeout_, "all_reduce");  // frees it
+      int64_t unseen = -1;
+      pending_.completed_ns.compare_exchange_strong(unseen, mpi_now_ns());
     } catch (...) {
       // Timed out: MPI_Iallreduce still owns the f32 staging buffer (MPI
       // cannot cancel a collective: MPI_Cancel is for point-to-point only),
@@ -132,13 +140,21 @@ class MpiAllReduceWork final : public Work {
     }
     finish();
   }
+  // Also drives Open MPI's progress (MPI_Request_get_status calls it).
   bool is_completed() override {
-    if (done_) return true;
+    if (done_ || pending_.completed_ns.load() >= 0) return true;
     int flag = 0;
-    std::lock_guard<std::mutex> lock(mpi_mutex());
-    MPI_Request_get_status(request_, &flag, MPI_STATUS_IGNORE);
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      MPI_Request_get_status(request_, &flag, MPI_STATUS_IGNORE);
+    }
+    if (flag != 0) {
+      int64_t unseen = -1;
+      pending_.completed_ns.compare_exchange_strong(unseen, mpi_now_ns());
+    }
     return flag != 0;
   }
+  int64_t completed_ns() const override { return pending_.completed_ns.load(); }
 
  private:
   void finish() {
@@ -173,6 +189,7 @@ class MpiAllReduceWork final : public Work {
   std::chrono::seconds timeout_;
   std::vector<float> wide_;
   MPI_Request request_ = MPI_REQUEST_NULL;
+  MpiPending pending_;  // request_ as the progress thread sees it
   bool done_ = false;
 };
 
@@ -273,6 +290,7 @@ std::unique_ptr<ProcessGroup> make_mpi_process_group() {
 }
 
 void finalize_mpi() {
+  mpi_progress_stop();  // no MPI_Test after MPI_Finalize
   if (!g_mpi_initialized_here) return;
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -1,6 +1,7 @@
 // ProcessGroup's public collectives (the metrics around each backend call),
 // and the names of the element types and reduce ops. Assumes a backend's
 // start_all_reduce returns a Work whose wait() rethrows the engine's failure.
+#include <algorithm>
 #include <chrono>
 
 #include "loom/dist.h"
@@ -16,7 +17,10 @@ int64_t pg_now_ns() {
       .count();
 }
 
-// Wraps a backend's Work so that its completion adds AllReduceTime.
+// Wraps a backend's Work: AllReduceTime is start -> completion (as the
+// backend saw it, else when wait() returned), AllReduceWaitTime the time
+// wait() blocked its caller (all of it for a blocking all_reduce; with
+// overlap only what the compute in between did not hide).
 class TimedWork final : public Work {
  public:
   TimedWork(std::unique_ptr<Work> inner, int64_t start_ns)
@@ -30,10 +34,16 @@ class TimedWork final : public Work {
   void wait() override {
     if (done_) return;
     done_ = true;
+    const int64_t t0 = pg_now_ns();
     inner_->wait();
-    metrics::add_time("AllReduceTime", pg_now_ns() - start_ns_);
+    const int64_t t1 = pg_now_ns();
+    metrics::add_time("AllReduceWaitTime", t1 - t0);
+    const int64_t completed = inner_->completed_ns();
+    metrics::add_time("AllReduceTime",
+                      (completed >= start_ns_ ? std::min(completed, t1) : t1) - start_ns_);
   }
   bool is_completed() override { return done_ || inner_->is_completed(); }
+  int64_t completed_ns() const override { return inner_->completed_ns(); }
 
  private:
   std::unique_ptr<Work> inner_;

@@ -40,8 +40,9 @@ namespace fs = std::filesystem;
 
 // `np` ranks of `loom args...` (np 0: plain loom, no mpirun), one thread
 // each, killed after `timeout_s` (exit 124 then).
+// `env` ("NAME=VALUE") is exported to every rank (mpirun -x).
 CliResult run_ranks(const TempDir& dir, int np, const std::vector<std::string>& args,
-                    int timeout_s = 240) {
+                    int timeout_s = 240, const std::vector<std::string>& env = {}) {
   std::string cmd = "OMP_NUM_THREADS=1 timeout -k 5 " + std::to_string(timeout_s) + " ";
   // Under the sanitizer build: Open MPI keeps its allocations until exit (its
   // unloaded components show as "<unknown module>"), which LeakSanitizer would
@@ -51,6 +52,7 @@ CliResult run_ranks(const TempDir& dir, int np, const std::vector<std::string>& 
         "env ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" mpirun "
         "--allow-run-as-root --oversubscribe --bind-to none -x OMP_NUM_THREADS -np " +
         std::to_string(np) + " ";
+  for (const std::string& e : env) cmd += "-x " + shell_quote(e) + " ";
   cmd += shell_quote(loom_binary_path());
   for (const std::string& a : args) cmd += " " + shell_quote(a);
   const std::string out = dir.sub("mpi_stdout.txt"), err = dir.sub("mpi_stderr.txt");
@@ -220,6 +222,34 @@ TEST_F(DdpTrainCli, TwoRanksEqualOneProcessWithTwiceTheBatch) { expect_same_as_o
 
 TEST_F(DdpTrainCli, TwoRanksEqualOneProcessWithGradientAccumulation) {
   expect_same_as_one_process(2);
+}
+
+TEST_F(DdpTrainCli, OverlappedBucketReductionsGiveTheBlockingPathsBits) {
+  // Small buckets (1 KiB: many all_reduces, each started during backward)
+  // against the blocking path (LOOM_DDP_OVERLAP=0, no progress thread):
+  // the same losses and weights bit for bit, with gradient accumulation.
+  const std::string over = dir_.sub("overlap"), block = dir_.sub("blocking");
+  auto flags = [&](const std::string& out) {
+    auto f = ddp_flags(corpus_, out, 4, 2);
+    f.insert(f.end(), {"--ddp_bucket_cap_mb", "0.001", "--max_steps", "4"});
+    return f;
+  };
+  CliResult ro = run_ranks(dir_, 2, flags(over));
+  ASSERT_EQ(ro.exit_code, 0) << ro.err << ro.out;
+  CliResult rb =
+      run_ranks(dir_, 2, flags(block), 240, {"LOOM_DDP_OVERLAP=0", "LOOM_MPI_PROGRESS_THREAD=0"});
+  ASSERT_EQ(rb.exit_code, 0) << rb.err << rb.out;
+  nlohmann::json so = read_json(over + "/trainer_state.json");
+  nlohmann::json sb = read_json(block + "/trainer_state.json");
+  ASSERT_FALSE(so.is_discarded() || sb.is_discarded());
+  EXPECT_EQ(logged(so, "loss").size(), 4u);
+  EXPECT_EQ(logged(so, "loss"), logged(sb, "loss"));
+  EXPECT_EQ(logged(so, "grad_norm"), logged(sb, "grad_norm"));
+  EXPECT_EQ(max_weight_difference(over + "/model.safetensors", block + "/model.safetensors"), 0.0);
+  // The metrics report both timers.
+  const std::string metrics = read_cli_file(over + "/lazy_metrics.json");
+  EXPECT_NE(metrics.find("\"AllReduceWaitTime\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"AllReduceTime\""), std::string::npos) << metrics;
 }
 
 TEST_F(DdpTrainCli, UnevenShardsInTrainingAndEvaluationEnd) {

@@ -1,0 +1,188 @@
+// An executable starts a collective at its step and waits for it right
+// before the first step that reads its output (backends/executable.h), so
+// the steps in between overlap it. Proved with a fake graph process group
+// that logs its start/wait/progress calls into the same log as a recording
+// backend's kernels, and whose "reduction" (x2, a sum over two ranks that
+// agree) lands in the buffer only at wait(): an executable that read the
+// output before waiting, or let the arena reuse its bytes while the
+// collective is in flight, computes the wrong values. LOOM_DDP_OVERLAP=0
+// waits at once (the blocking path) and gives the same bits.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/executable.h"
+#include "common/scoped_env.h"
+#include "compiler/program.h"
+#include "dist/group_testing.h"
+#include "ir/graph.h"
+#include "loom/dist.h"
+
+namespace loom {
+namespace {
+
+std::vector<std::string>& overlap_log() {
+  static std::vector<std::string> log;
+  return log;
+}
+
+// The reduction happens at wait(): x2 in place (two ranks holding the same values).
+class OverlapFakeWork final : public dist::Work {
+ public:
+  OverlapFakeWork(float* data, size_t count) : data_(data), count_(count) {}
+  void wait() override {
+    if (done_) return;
+    done_ = true;
+    for (size_t i = 0; i < count_; ++i) data_[i] *= 2;
+    overlap_log().push_back("wait");
+  }
+  bool is_completed() override {
+    if (!done_ && (overlap_log().empty() || overlap_log().back() != "poll"))
+      overlap_log().push_back("poll");
+    return done_;
+  }
+
+ private:
+  float* data_;
+  size_t count_;
+  bool done_ = false;
+};
+
+class OverlapFakeGroup final : public dist::ProcessGroup {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 2; }
+  std::string_view backend_name() const override { return "fake"; }
+  [[noreturn]] void abort(int code) override { std::_Exit(code); }
+  std::unique_ptr<ProcessGroup> duplicate() override {
+    return std::make_unique<OverlapFakeGroup>();
+  }
+
+ protected:
+  std::unique_ptr<dist::Work> start_all_reduce(void* data, size_t count, dist::DataType,
+                                               dist::ReduceOp) override {
+    overlap_log().push_back("start");
+    return std::make_unique<OverlapFakeWork>(static_cast<float*>(data), count);
+  }
+  void do_broadcast(void*, size_t, int) override {}
+  std::vector<uint8_t> do_all_gather(const std::vector<uint8_t>& b) override { return b; }
+  void do_barrier() override {}
+};
+
+// The cpu backend's kernels, each logged by op name as it runs.
+class RecordingBackend final : public backends::Backend {
+ public:
+  std::string_view name() const override { return "recording"; }
+  backends::Stream& stream() const override { return stream_; }
+  backends::Kernel kernel(ops::OpKind op) const override {
+    return backends::cpu_backend().kernel(op) ? &recorded : nullptr;
+  }
+
+ private:
+  static void recorded(const backends::OpCall& call) {
+    overlap_log().emplace_back(ops::op_name(call.op));
+    backends::cpu_backend().run(call);
+  }
+  mutable backends::InlineStream stream_;
+};
+
+// The scenario: a "gradient" is reduced while two later matmuls (the rest of
+// backward) run; the add reads the reduction.
+const char* const kOverlapGraph =
+    "graph(%0: f32[4,4], %1: f32[4,4]) {\n"
+    "  %2 = matmul(%0, %1) : f32[4,4]\n"
+    "  %3 = all_reduce(%2) : f32[4,4]\n"
+    "  %4 = matmul(%1, %1) : f32[4,4]\n"
+    "  %5 = matmul(%4, %0) : f32[4,4]\n"
+    "  %6 = add(%3, %5) : f32[4,4]\n"
+    "  return (%6)\n}\n";
+
+// Runs kOverlapGraph with the fake group; returns the output, fills the log.
+std::vector<float> run_overlap_graph() {
+  overlap_log().clear();
+  auto previous =
+      dist::replace_graph_process_group_for_testing(std::make_unique<OverlapFakeGroup>());
+  static RecordingBackend backend;
+  auto program =
+      std::make_shared<compiler::Program>(compiler::lower(ir::parse(kOverlapGraph), false));
+  auto exe = backend.compile(program);
+  std::vector<float> a(16), b(16);
+  for (int i = 0; i < 16; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  for (int i = 0; i < 16; ++i) b[i] = 0.125f * static_cast<float>(i % 7);
+  BufferPtr x = backend.allocate(64), y = backend.allocate(64);
+  backend.copy_to_device(a.data(), *x, 64);
+  backend.copy_to_device(b.data(), *y, 64);
+  std::vector<BufferPtr> out = exe->run({x, y}, {false, false});
+  dist::replace_graph_process_group_for_testing(std::move(previous));
+  std::vector<float> result(16);
+  backend.copy_to_host(*out[0], result.data(), 64);
+  return result;
+}
+
+// 2 * (a @ b) + (b @ b) @ a, in double.
+std::vector<float> expected_overlap_result() {
+  std::vector<double> a(16), b(16), bb(16, 0.0);
+  for (int i = 0; i < 16; ++i) a[i] = 0.25 * (i % 5) - 0.5, b[i] = 0.125 * (i % 7);
+  auto mm = [](const std::vector<double>& p, const std::vector<double>& q) {
+    std::vector<double> r(16, 0.0);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j)
+        for (int k = 0; k < 4; ++k) r[i * 4 + j] += p[i * 4 + k] * q[k * 4 + j];
+    return r;
+  };
+  std::vector<double> g = mm(a, b), rest = mm(mm(b, b), a);
+  std::vector<float> out(16);
+  for (int i = 0; i < 16; ++i) out[i] = static_cast<float>(2 * g[i] + rest[i]);
+  return out;
+}
+
+TEST(ExecutableCollective, StartsBeforeLaterKernelsAndWaitsAtTheFirstReader) {
+  const std::vector<float> got = run_overlap_graph();
+  const std::vector<std::string> want = {"matmul", "start", "poll", "matmul", "poll",
+                                         "matmul", "poll",  "wait", "add"};
+  EXPECT_EQ(overlap_log(), want);
+  const std::vector<float> expect = expected_overlap_result();
+  for (int i = 0; i < 16; ++i) EXPECT_NEAR(got[i], expect[i], 1e-5) << i;
+}
+
+TEST(ExecutableCollective, BlockingPathWaitsAtOnceWithTheSameBits) {
+  const std::vector<float> overlapped = run_overlap_graph();
+  std::vector<float> blocking;
+  {
+    testing::ScopedEnv env("LOOM_DDP_OVERLAP", "0");
+    blocking = run_overlap_graph();
+  }
+  const std::vector<std::string> want = {"matmul", "start",  "poll", "wait",
+                                         "matmul", "matmul", "add"};
+  EXPECT_EQ(overlap_log(), want);
+  EXPECT_EQ(blocking, overlapped);
+}
+
+TEST(ExecutableCollective, AnOutputOnlyTheCallerReadsIsWaitedAtTheEnd) {
+  overlap_log().clear();
+  auto previous =
+      dist::replace_graph_process_group_for_testing(std::make_unique<OverlapFakeGroup>());
+  static RecordingBackend backend;
+  auto program = std::make_shared<compiler::Program>(
+      compiler::lower(ir::parse("graph(%0: f32[4]) {\n"
+                                "  %1 = all_reduce(%0) : f32[4]\n"
+                                "  %2 = neg(%0) : f32[4]\n"
+                                "  return (%1, %2)\n}\n"),
+                      false));
+  auto exe = backend.compile(program);
+  ASSERT_EQ(exe->collective_waits().back(), std::vector<int>{0});
+  std::vector<float> a = {1, -2, 3, 0.5f};
+  BufferPtr x = backend.allocate(16);
+  backend.copy_to_device(a.data(), *x, 16);
+  std::vector<BufferPtr> out = exe->run({x}, {false});
+  dist::replace_graph_process_group_for_testing(std::move(previous));
+  EXPECT_EQ(overlap_log(), (std::vector<std::string>{"start", "poll", "neg", "poll", "wait"}));
+  std::vector<float> r(4);
+  backend.copy_to_host(*out[0], r.data(), 16);
+  EXPECT_EQ(r, (std::vector<float>{2, -4, 6, 1}));
+}
+
+}  // namespace
+}  // namespace loom
