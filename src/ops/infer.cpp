@@ -274,8 +274,9 @@ TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
 TensorType check_attention_operands(OpKind op, const Types& in, const Attrs& a, int fixed) {
   size_t extra = a.scalar2 > 0 ? 1 : 0, lead = static_cast<size_t>(fixed);
   LOOM_CHECK(in.size() == lead + extra || in.size() == lead + extra + 1, "[", name(op),
-             "] expects ", fixed == 3 ? "q, k, v" : "q, k, v, grad_out", ", an optional mask",
-             extra ? " and the generator state" : "", ", got ", in.size(), " operands");
+             "] expects ", fixed == 3 ? "q, k, v" : "q, k, v, grad_out", " and an optional mask",
+             extra ? ", then the generator state (dropout p > 0)" : "", ", got ", in.size(),
+             " operands");
   LOOM_CHECK(a.scalar2 >= 0 && a.scalar2 < 1, "[", name(op), "] dropout p must be in [0, 1), got ",
              a.scalar2);
   const TensorType &q = in[0], &k = in[1], &v = in[2];

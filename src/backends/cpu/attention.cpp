@@ -33,8 +33,8 @@ void cpu_attention(const OpCall& call) {
   Dims m = dims_of(call);
   if (m.d == 0) return reference::ref_attention(call);  // 0 * inf scores: keep the oracle's rule
   int64_t t_len = m.t_len, s_len = m.s_len, d = m.d, dv = m.dv;
-  F32Input q(call.inputs[0]), k(call.inputs[1]), v(call.inputs[2]);
-  F32Output out(call.output);
+  const ConstView &q = call.inputs[0], &k = call.inputs[1], &v = call.inputs[2];
+  const MutView& out = call.output;
   int mask_at = ops::attention_mask_operand(call.inputs.size(), 3, *call.attrs);
   std::vector<float> mask_values;
   Mask mask;
@@ -51,15 +51,18 @@ void cpu_attention(const OpCall& call) {
       m.batch * blocks, std::max<int64_t>(1, (1 << 17) / flops_per_task),
       [&](int64_t b0, int64_t e0) {
         std::vector<float> scores(kRows * std::max<int64_t>(1, s_len)), u(m.p > 0 ? s_len : 0);
+        // bf16/f16 operands are converted per task, only the rows it reads.
+        std::vector<float> qbuf, kbuf, vbuf, obuf;
         for (int64_t t = b0; t < e0; ++t) {
           int64_t b = t / blocks, i0 = (t % blocks) * kRows, rows = std::min(kRows, t_len - i0);
-          int64_t keys = m.causal ? std::min(s_len, i0 + rows) : s_len;
-          float* ob = out.data() + (b * t_len + i0) * dv;
+          int64_t keys = m.causal ? std::min(s_len, i0 + rows) : s_len, kb = b / m.group;
+          float* ob = out_run(out, (b * t_len + i0) * dv, rows * dv, obuf);
+          const float* vv = f32_run(v, kb * s_len * dv, keys * dv, vbuf);
           bool attended[kRows];
           if (keys > 0) {
-            const float* qb = q.data() + (b * t_len + i0) * d;
-            sgemm(false, true, rows, keys, d, m.scale, qb, d, k.data() + (b / m.group) * s_len * d,
-                  d, 0.0f, scores.data(), keys);
+            const float* qb = f32_run(q, (b * t_len + i0) * d, rows * d, qbuf);
+            const float* kk = f32_run(k, kb * s_len * d, keys * d, kbuf);
+            sgemm(false, true, rows, keys, d, m.scale, qb, d, kk, d, 0.0f, scores.data(), keys);
           }
           for (int64_t i = 0; i < rows; ++i) {
             int64_t moff = mask_at >= 0 ? mask.batch_offset[b] + (i0 + i) * mask.row_stride : 0;
@@ -70,13 +73,12 @@ void cpu_attention(const OpCall& call) {
               dropout_row(m, uint64_t(b * t_len + i0 + i) * uint64_t(s_len), row, keys, u.data());
           }
           if (keys > 0)
-            sgemm(false, false, rows, dv, keys, 1.0f, scores.data(), keys,
-                  v.data() + (b / m.group) * s_len * dv, dv, 0.0f, ob, dv);
+            sgemm(false, false, rows, dv, keys, 1.0f, scores.data(), keys, vv, dv, 0.0f, ob, dv);
           for (int64_t i = 0; i < rows; ++i)
             if (!attended[i]) std::fill(ob + i * dv, ob + (i + 1) * dv, 0.0f);
+          put_run(out, (b * t_len + i0) * dv, rows * dv, ob);
         }
       });
-  out.finish();
 }
 
 }  // namespace loom::backends::cpu

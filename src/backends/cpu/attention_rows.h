@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cpu/convert.h"
 #include "backends/cpu/philox_uniforms.h"
 #include "backends/cpu/vec_math.h"
 #include "ops/attrs.h"
@@ -122,6 +123,27 @@ inline void dropout_row(const Dims& m, uint64_t first, float* x, int64_t n, floa
   double keep_scale = 1.0 - m.p;
   for (int64_t j = 0; j < n; ++j)
     x[j] = u[j] >= m.p ? static_cast<float>(double(x[j]) / keep_scale) : 0.0f;
+}
+
+// A run of n elements at `offset` of an operand as f32: the operand's own
+// memory when it is f32, else converted into `buf`.
+inline const float* f32_run(const ConstView& x, int64_t offset, int64_t n,
+                            std::vector<float>& buf) {
+  if (x.type.dtype == DType::f32) return x.as<float>() + offset;
+  buf.resize(n);
+  load_f32(x.data, x.type.dtype, offset, n, buf.data());
+  return buf.data();
+}
+
+// Where a gradient run of n elements at `offset` of the packed output is
+// accumulated: the output itself when f32, else `buf` (stored by put_run).
+inline float* out_run(const MutView& out, int64_t offset, int64_t n, std::vector<float>& buf) {
+  if (out.type.dtype == DType::f32) return out.as<float>() + offset;
+  buf.resize(n);
+  return buf.data();
+}
+inline void put_run(const MutView& out, int64_t offset, int64_t n, const float* run) {
+  if (out.type.dtype != DType::f32) store_f32(run, n, out.data, out.type.dtype, offset);
 }
 
 }  // namespace loom::backends::cpu::attention_rows
