@@ -371,9 +371,10 @@ struct AttentionOptions {
 
 /// Multi-head scaled-dot-product attention: q [B,T,C], k and v [B,S,C] are
 /// split into `num_heads` heads of C/num_heads, attended with
-/// loom::scaled_dot_product_attention (or, when dropout applies, the same
-/// math written out with dropout on the probabilities, as transformers'
-/// eager attention), and merged back to [B,T,C]. Throws loom::Error
+/// loom::scaled_dot_product_attention (in training, with dropout_p on the
+/// probabilities inside the op: the keep decisions of transformers' eager
+/// dropout(softmax(...)) for the same generator state), and merged back to
+/// [B,T,C]. Throws loom::Error
 /// "[attention] ..." when C is not divisible by num_heads or shapes differ.
 Tensor multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v, int64_t num_heads,
                             const AttentionOptions& options = {});

@@ -139,10 +139,18 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
 /// softmax(q k^T * scale + mask) v. q: [..., T, D], k: [..., S, D],
 /// v: [..., S, Dv] -> [..., T, Dv]. `mask` (optional) broadcasts to
 /// [..., T, S]: bool (true = attend) or float (added). causal masks j > i.
-/// scale 0 means 1/sqrt(D). As torch.nn.functional.scaled_dot_product_attention.
+/// scale 0 means 1/sqrt(D). dropout_p > 0 applies inverted dropout to the
+/// probabilities with one draw of the global generator, exactly as
+/// dropout(softmax(...), dropout_p) would (same keep decisions), inside the
+/// op: no [..., T, S] tensor is stored for the backward. A query row with
+/// nothing to attend gives zeros. As
+/// torch.nn.functional.scaled_dot_product_attention; k, v may have fewer
+/// heads (dim -3) than q, dividing them (grouped-query attention). Throws
+/// loom::Error "[attention] ..." for shapes that do not match or
+/// dropout_p outside [0, 1).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask = Tensor(), bool causal = false,
-                                    double scale = 0.0);
+                                    double scale = 0.0, double dropout_p = 0.0);
 
 // ---- Operators. ----
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -4,6 +4,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "autograd/engine.h"
+#include "loom/error.h"
 #include "loom/ops.h"
 
 namespace loom::autograd {
@@ -29,7 +31,8 @@ Tensor repeat_kv_heads(const Tensor& x, int64_t heads) {
 }  // namespace
 
 Tensor attention_decomposed(const Tensor& q, const Tensor& k_in, const Tensor& v_in,
-                            const Tensor& mask, bool causal, double scale) {
+                            const Tensor& mask, bool causal, double scale, double dropout_p,
+                            const Tensor& generator) {
   int64_t heads = q.dim() >= 3 ? q.size(-3) : 1;
   Tensor k = repeat_kv_heads(k_in, heads), v = repeat_kv_heads(v_in, heads);
   int64_t t = q.size(-2), s = k.size(-2);
@@ -52,6 +55,12 @@ Tensor attention_decomposed(const Tensor& q, const Tensor& k_in, const Tensor& v
   Tensor e = exp(scores - max(scores, {-1}, true));
   if (keep.defined()) e = where(keep, e, 0.0);
   Tensor p = e / maximum(sum(e, {-1}, true), 1e-30);
+  if (dropout_p > 0) {
+    LOOM_CHECK(generator.defined(), "[attention] dropout_p ", dropout_p, " needs a generator");
+    ops::Attrs a;
+    a.scalar = dropout_p;
+    p = apply(ops::OpKind::k_dropout, {p, generator}, a);
+  }
   return matmul(p, v);
 }
 

@@ -53,6 +53,11 @@ inline int64_t rank_of(const Tensor& x, std::string_view op) {
   return x.dim();
 }
 
+/// The global Philox generator's current (seed, offset) as an i64[2] tensor
+/// on `device`, advancing the offset by one: what every random op (dropout,
+/// rand, attention with dropout) draws with (defined in tensor.cpp).
+Tensor next_generator(const Device& device);
+
 /// Sums `grad` down to `shape` (the reverse of broadcasting).
 Tensor sum_to(const Tensor& grad, const Shape& shape);
 

@@ -15,6 +15,7 @@ std::vector<Tensor> grad_all_reduce(const GradNode& node, const Tensor& g);
 inline constexpr GradRule grad_arange = nullptr;
 inline constexpr GradRule grad_argmax = nullptr;
 std::vector<Tensor> grad_attention(const GradNode& node, const Tensor& g);
+inline constexpr GradRule grad_attention_backward = nullptr;
 std::vector<Tensor> grad_cast(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_concat(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_cos(const GradNode& node, const Tensor& g);

@@ -2,7 +2,8 @@
 // follows the standard derivation (dx = rstd * (dxhat - mean(dxhat) - xhat *
 // mean(dxhat * xhat))); cross_entropy's is the cross_entropy_backward op,
 // (softmax - smoothed one-hot) / count over non-ignored rows; attention
-// differentiates its decomposition.
+// is the attention_backward op (its decomposition when a float mask needs a
+// gradient).
 #include <numeric>
 
 #include "autograd/decompositions.h"
@@ -95,30 +96,53 @@ std::vector<Tensor> grad_cross_entropy(const GradNode& n, const Tensor& g) {
           Tensor()};
 }
 
-std::vector<Tensor> grad_attention(const GradNode& n, const Tensor& g) {
-  // Re-trace the decomposition on detached leaves and back-propagate g.
+namespace {
+
+// attention's gradient through its decomposition (re-traced on detached
+// leaves): used when a float mask itself needs a gradient.
+std::vector<Tensor> grad_attention_decomposed(const GradNode& n, const Tensor& g, int mask_at,
+                                              int gen_at) {
   std::vector<Tensor> leaves;
   for (size_t i = 0; i < 3; ++i) {
     Tensor leaf = in(n, i).detach();
     leaf.requires_grad_(true);
     leaves.push_back(leaf);
   }
-  Tensor mask = n.inputs.size() == 4 ? in(n, 3) : Tensor();
-  bool mask_grad = mask.defined() && mask.requires_grad();
-  if (mask_grad) {
-    mask = mask.detach();
-    mask.requires_grad_(true);
-  }
+  Tensor mask = in(n, mask_at).detach();
+  mask.requires_grad_(true);
+  Tensor gen = gen_at >= 0 ? in(n, gen_at) : Tensor();
   {
     set_grad_enabled(true);
-    Tensor out =
-        attention_decomposed(leaves[0], leaves[1], leaves[2], mask, n.attrs.causal, n.attrs.scalar);
+    Tensor out = attention_decomposed(leaves[0], leaves[1], leaves[2], mask, n.attrs.causal,
+                                      n.attrs.scalar, n.attrs.scalar2, gen);
     set_grad_enabled(false);
     out.backward(g);
   }
   std::vector<Tensor> grads;
   for (Tensor& leaf : leaves) grads.push_back(leaf.grad());
-  if (n.inputs.size() == 4) grads.push_back(mask_grad ? mask.grad() : Tensor());
+  for (size_t i = 3; i < n.inputs.size(); ++i)
+    grads.push_back(static_cast<int>(i) == mask_at ? mask.grad() : Tensor());
+  return grads;
+}
+
+}  // namespace
+
+std::vector<Tensor> grad_attention(const GradNode& n, const Tensor& g) {
+  int mask_at = ops::attention_mask_operand(n.inputs.size(), 3, n.attrs);
+  int gen_at = ops::attention_generator_operand(n.inputs.size(), n.attrs);
+  if (mask_at >= 0 && in(n, mask_at).requires_grad())
+    return grad_attention_decomposed(n, g, mask_at, gen_at);
+  // One attention_backward op (backends/reference/attention_backward.cpp):
+  // the probabilities are recomputed inside it, never stored.
+  const Tensor &q = in(n, 0), &k = in(n, 1), &v = in(n, 2);
+  std::vector<Tensor> operands = {q, k, v, cast(g, q.dtype())};
+  for (size_t i = 3; i < n.inputs.size(); ++i) operands.push_back(in(n, i));
+  Tensor packed = autograd::apply(ops::OpKind::k_attention_backward, operands, n.attrs);
+  int64_t nq = q.numel(), nk = k.numel(), nv = v.numel();
+  std::vector<Tensor> grads = {reshape(slice(packed, 0, 0, nq), q.shape()),
+                               reshape(slice(packed, 0, nq, nq + nk), k.shape()),
+                               reshape(slice(packed, 0, nq + nk, nq + nk + nv), v.shape())};
+  for (size_t i = 3; i < n.inputs.size(); ++i) grads.push_back(Tensor());
   return grads;
 }
 

@@ -230,7 +230,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
 }
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    const Tensor& mask, bool causal, double scale) {
+                                    const Tensor& mask, bool causal, double scale,
+                                    double dropout_p) {
+  LOOM_CHECK(dropout_p >= 0 && dropout_p < 1, "[attention] dropout_p must be in [0, 1), got ",
+             dropout_p);
   // Autocast (loom/autocast.h): f32 q/k/v run in the autocast dtype (a float
   // mask stays f32; the kernel reads it in f32) and the result stays in it.
   if (is_autocast_enabled() && q.defined() && k.defined() && v.defined() &&
@@ -238,13 +241,17 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
       (q.dtype() == DType::f32 || k.dtype() == DType::f32 || v.dtype() == DType::f32)) {
     DType low = autocast_dtype();
     return scaled_dot_product_attention(cast(q, low), cast(k, low), cast(v, low), mask, causal,
-                                        scale);
+                                        scale, dropout_p);
   }
   Attrs a;
   a.causal = causal;
   a.scalar = scale;
-  if (mask.defined()) return autograd::apply(OpKind::k_attention, {q, k, v, mask}, a);
-  return autograd::apply(OpKind::k_attention, {q, k, v}, a);
+  a.scalar2 = dropout_p;
+  std::vector<Tensor> operands = {q, k, v};
+  if (mask.defined()) operands.push_back(mask);
+  // One draw of the generator, as dropout() on the [..., T, S] probabilities.
+  if (dropout_p > 0) operands.push_back(autograd::next_generator(q.device()));
+  return autograd::apply(OpKind::k_attention, operands, a);
 }
 
 }  // namespace loom

@@ -233,13 +233,17 @@ Tensor arange(int64_t end, DType dtype, const Device& device) {
 namespace {
 std::mutex g_gen_mutex;
 GeneratorState g_gen{0, 0};
+}  // namespace
 
-Tensor next_generator(const Device& device) {
+Tensor autograd::next_generator(const Device& device) {
   std::lock_guard<std::mutex> lock(g_gen_mutex);
   int64_t state[2] = {static_cast<int64_t>(g_gen.seed), static_cast<int64_t>(g_gen.offset)};
   ++g_gen.offset;
   return from_blob(state, {2}, DType::i64, device);
 }
+
+namespace {
+using autograd::next_generator;
 
 Tensor random_op(OpKind op, const Shape& shape, DType dtype, const Device& device) {
   Attrs a;

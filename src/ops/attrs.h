@@ -50,4 +50,18 @@ struct Attrs {
 /// Non-default fields as "axis=1 keepdim=true" (empty for defaults).
 std::string to_string(const Attrs& attrs);
 
+/// Operand layout of attention (q, k, v[, mask][, generator]) and
+/// attention_backward (q, k, v, grad_out[, mask][, generator]), ops.def:
+/// `fixed` is 3 or 4 (the leading tensors), the generator is last exactly
+/// when the dropout probability attrs.scalar2 is > 0. Index of the mask
+/// operand, or -1 without one.
+inline int attention_mask_operand(size_t operands, int fixed, const Attrs& a) {
+  size_t with_mask = static_cast<size_t>(fixed) + 1 + (a.scalar2 > 0 ? 1 : 0);
+  return operands == with_mask ? fixed : -1;
+}
+/// Index of the generator operand, or -1 when attrs.scalar2 (p) is 0.
+inline int attention_generator_operand(size_t operands, const Attrs& a) {
+  return a.scalar2 > 0 ? static_cast<int>(operands) - 1 : -1;
+}
+
 }  // namespace loom::ops

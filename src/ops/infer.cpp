@@ -291,14 +291,22 @@ TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
   }
 }
 
-TensorType infer_attention(const Types& in, const Attrs& a) {
-  LOOM_CHECK(in.size() == 3 || in.size() == 4,
-             "[attention] expects q, k, v and an optional mask, got ", in.size(), " operands");
+// Checks attention's q, k, v (+ optional mask, generator) starting at in[0]
+// with `fixed` leading tensors (3: attention, 4: attention_backward, whose
+// in[3] is grad_out); returns the attention result type.
+TensorType check_attention_operands(OpKind op, const Types& in, const Attrs& a, int fixed) {
+  size_t extra = a.scalar2 > 0 ? 1 : 0, lead = static_cast<size_t>(fixed);
+  LOOM_CHECK(in.size() == lead + extra || in.size() == lead + extra + 1, "[", name(op),
+             "] expects ", fixed == 3 ? "q, k, v" : "q, k, v, grad_out", " and an optional mask",
+             extra ? ", then the generator state (dropout p > 0)" : "", ", got ", in.size(),
+             " operands");
+  LOOM_CHECK(a.scalar2 >= 0 && a.scalar2 < 1, "[", name(op), "] dropout p must be in [0, 1), got ",
+             a.scalar2);
   const TensorType &q = in[0], &k = in[1], &v = in[2];
-  check_floating(OpKind::k_attention, q);
+  check_floating(op, q);
   LOOM_CHECK(
       q.shape.size() >= 2 && k.shape.size() == q.shape.size() && v.shape.size() == q.shape.size(),
-      "[attention] q, k, v must have one rank >= 2, got ", to_string(q.shape), ", ",
+      "[", name(op), "] q, k, v must have one rank >= 2, got ", to_string(q.shape), ", ",
       to_string(k.shape), ", ", to_string(v.shape));
   size_t r = q.shape.size();
   bool ok = q.shape[r - 1] == k.shape[r - 1] && k.shape[r - 2] == v.shape[r - 2];
@@ -308,19 +316,37 @@ TensorType infer_attention(const Types& in, const Attrs& a) {
     bool heads = d + 3 == r && k.shape[d] > 0 && q.shape[d] % k.shape[d] == 0;
     ok = ok && (q.shape[d] == k.shape[d] || heads);
   }
-  LOOM_CHECK(ok && k.dtype == q.dtype && v.dtype == q.dtype, "[attention] shapes q ",
+  LOOM_CHECK(ok && k.dtype == q.dtype && v.dtype == q.dtype, "[", name(op), "] shapes q ",
              to_string(q.shape), ", k ", to_string(k.shape), ", v ", to_string(v.shape),
              " do not match");
   Shape out = q.shape;
   out[r - 1] = v.shape[r - 1];
-  if (in.size() == 4) {
+  int mask = attention_mask_operand(in.size(), fixed, a);
+  if (mask >= 0) {
     Shape scores = q.shape;
     scores[r - 1] = k.shape[r - 2];
-    LOOM_CHECK(broadcast_shapes(in[3].shape, scores, "attention") == scores,
-               "[attention] mask shape ", to_string(in[3].shape), " does not broadcast to ",
+    LOOM_CHECK(broadcast_shapes(in[mask].shape, scores, name(op)) == scores, "[", name(op),
+               "] mask shape ", to_string(in[mask].shape), " does not broadcast to ",
                to_string(scores));
   }
+  int gen = attention_generator_operand(in.size(), a);
+  if (gen >= 0)
+    LOOM_CHECK(in[gen].dtype == DType::i64 && in[gen].shape == Shape{2}, "[", name(op),
+               "] generator state must be int64[2]");
   return {out, q.dtype};
+}
+
+TensorType infer_attention(const Types& in, const Attrs& a) {
+  return check_attention_operands(OpKind::k_attention, in, a, 3);
+}
+
+TensorType infer_attention_backward(const Types& in, const Attrs& a) {
+  LOOM_CHECK(in.size() >= 4, "[attention_backward] expects q, k, v, grad_out, got ", in.size(),
+             " operands");
+  TensorType out = check_attention_operands(OpKind::k_attention_backward, in, a, 4);
+  LOOM_CHECK(in[3] == out, "[attention_backward] grad_out ", to_string(in[3]), " must be ",
+             to_string(out));
+  return {{in[0].numel() + in[1].numel() + in[2].numel()}, in[0].dtype};
 }
 
 TensorType infer_composite(OpKind op, const Types& in, const Attrs& a) {
@@ -403,6 +429,8 @@ TensorType infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs&
   if (traits & kIndex) return infer_index(op, in, a);
   if (traits & kComposite) return infer_composite(op, in, a);
   switch (op) {
+    case OpKind::k_attention_backward:
+      return infer_attention_backward(in, a);
     case OpKind::k_where: {
       LOOM_CHECK(in[0].dtype == DType::boolean, "[where] condition dtype ", dtype_name(in[0].dtype),
                  " is not bool");

@@ -126,6 +126,8 @@ void add_reduce_matmul_cases(std::vector<OpCase>& table);
 void add_shape_index_cases(std::vector<OpCase>& table);
 void add_nn_cases(std::vector<OpCase>& table);
 void add_cross_entropy_grad_cases(std::vector<OpCase>& table);
+// attention with dropout, attention_backward
+void add_attention_training_cases(std::vector<OpCase>& table);
 void add_collective_cases(std::vector<OpCase>& table);  // all_reduce (one rank: identity)
 
 }  // namespace loom::optest

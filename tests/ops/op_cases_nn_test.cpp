@@ -222,6 +222,7 @@ void add_nn_cases(std::vector<OpCase>& t) {
   add_dropout_cases(t);
   add_cross_entropy_cases(t);
   add_attention_cases(t);
+  add_attention_training_cases(t);
   add_cross_entropy_grad_cases(t);
   add_collective_cases(t);
 }

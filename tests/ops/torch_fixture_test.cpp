@@ -221,6 +221,8 @@ void add_nn_and_factory_ops(std::map<std::string, OpEntry>& t) {
     return scaled_dot_product_attention(x[0], x[1], x[2], mask, a.at("causal").get<bool>(),
                                         a.at("scale").get<double>());
   });
+  // Its gradient is the attention_backward op: the cases' gradients check it.
+  t["scaled_dot_product_attention"].kinds.push_back(OpKind::k_attention_backward);
   t["arange"] = {{OpKind::k_arange}, [](const Args&, const json& a, const Device& d) {
                    return std::vector{arange(a.at("start").get<double>(), a.at("end").get<double>(),
                                              a.at("step").get<double>(),

@@ -46,6 +46,8 @@ void cpu_cross_entropy_backward(const OpCall& call);
 void cpu_fused_linear_cross_entropy(const OpCall& call);
 // attention.cpp
 void cpu_attention(const OpCall& call);
+// attention_backward.cpp
+void cpu_attention_backward(const OpCall& call);
 // index.cpp
 void cpu_embedding(const OpCall& call);
 void cpu_index_select(const OpCall& call);

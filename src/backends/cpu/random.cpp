@@ -12,6 +12,7 @@
 
 #include "backends/cpu/convert.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/philox_uniforms.h"
 #include "core/parallel.h"
 #include "core/philox.h"
 
@@ -161,6 +162,10 @@ void for_each_chunk(int64_t n, F f) {
 }
 
 }  // namespace
+
+void philox_uniforms(uint64_t seed, uint64_t offset, uint64_t first, int64_t n, float* u) {
+  uniforms({seed, offset}, first, n, u);
+}
 
 void cpu_dropout(const OpCall& c) {
   Gen g = gen_of(c.inputs[1]);

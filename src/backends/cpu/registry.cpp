@@ -37,6 +37,8 @@ Kernel optimized_kernel(ops::OpKind op) {
       return cpu_fused_linear_cross_entropy;
     case OpKind::k_attention:
       return cpu_attention;
+    case OpKind::k_attention_backward:
+      return cpu_attention_backward;
     case OpKind::k_embedding:
       return cpu_embedding;
     case OpKind::k_index_select:

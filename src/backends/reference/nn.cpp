@@ -4,12 +4,16 @@
 // label smoothing as torch.nn.CrossEntropyLoss: (1-e)*nll + e/C * sum -log p),
 // scaled-dot-product attention (Vaswani et al. 2017; causal mask aligned top
 // left as torch's is_causal; bool mask true = attend, float mask added; a row
-// with nothing to attend gives zeros).
+// with nothing to attend gives zeros; dropout p = attrs.scalar2 > 0 on the
+// probabilities: element (b, i, j) kept when philox::uniform(seed, offset,
+// (b T + i) S + j) >= p and scaled by 1/(1-p), the dropout op's draw on the
+// [..., T, S] probabilities).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "backends/reference/reference.h"
+#include "core/philox.h"
 #include "loom/error.h"
 
 namespace loom::backends::reference {
@@ -90,12 +94,17 @@ void ref_attention(const OpCall& c) {
   group = std::max<int64_t>(group, 1);
   double scale = c.attrs->scalar != 0 ? c.attrs->scalar : 1.0 / std::sqrt(double(d));
   std::vector<double> q = load(c.inputs[0]), k = load(c.inputs[1]), v = load(c.inputs[2]);
-  bool has_mask = c.inputs.size() == 4;
-  std::vector<double> mask = has_mask ? load(c.inputs[3]) : std::vector<double>{};
-  bool bool_mask = has_mask && c.inputs[3].type.dtype == DType::boolean;
+  int mask_at = ops::attention_mask_operand(c.inputs.size(), 3, *c.attrs);
+  bool has_mask = mask_at >= 0;
+  std::vector<double> mask = has_mask ? load(c.inputs[mask_at]) : std::vector<double>{};
+  bool bool_mask = has_mask && c.inputs[mask_at].type.dtype == DType::boolean;
   Shape scores_shape = qs;
   scores_shape[r - 1] = s_len;
-  BroadcastIndex mask_index(has_mask ? c.inputs[3].type.shape : Shape{}, scores_shape);
+  BroadcastIndex mask_index(has_mask ? c.inputs[mask_at].type.shape : Shape{}, scores_shape);
+  double drop = c.attrs->scalar2;
+  int gen = ops::attention_generator_operand(c.inputs.size(), *c.attrs);
+  uint64_t seed = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[0]) : 0;
+  uint64_t offset = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[1]) : 0;
   std::vector<double> out(c.output.type.numel(), 0.0), p(s_len);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < t_len; ++i) {
@@ -117,9 +126,15 @@ void ref_attention(const OpCall& c) {
       if (m == -INFINITY) continue;  // nothing to attend: zeros
       double z = 0;
       for (int64_t j = 0; j < s_len; ++j) z += (p[j] = std::exp(p[j] - m));
-      for (int64_t j = 0; j < s_len; ++j)
+      for (int64_t j = 0; j < s_len; ++j) {
+        double w = p[j] / z;
+        if (drop > 0) {
+          uint64_t index = uint64_t((b * t_len + i) * s_len + j);
+          w = philox::uniform(seed, offset, index) >= drop ? w / (1.0 - drop) : 0.0;
+        }
         for (int64_t e = 0; e < dv; ++e)
-          out[(b * t_len + i) * dv + e] += p[j] / z * v[(kb * s_len + j) * dv + e];
+          out[(b * t_len + i) * dv + e] += w * v[(kb * s_len + j) * dv + e];
+      }
     }
   store(c.output, out);
 }

@@ -11,7 +11,9 @@
 //   fused_linear_cross_entropy = the two above on input weight^T, with the
 //                    two matmul gradients, packed by concat
 //   attention      = softmax(q k^T * scale [+ float mask], masked by causal /
-//                    bool mask) v; a row with nothing to attend gives zeros
+//                    bool mask) v; a row with nothing to attend gives zeros; dropout p
+//                    (attrs.scalar2) = the dropout op on the probabilities with the
+//                    attention's generator operand
 // Every value is computed in f32 (bf16/f16 operands are cast up and the result
 // cast back down), as the cpu kernels compute. Types come from infer_type.
 // The graph is rebuilt instr by instr; algebraic/cse/dce clean up after it.
@@ -215,7 +217,7 @@ int repeat_kv_heads(Emitter& b, int x, int64_t heads) {
   return b.reshape(expanded, out);
 }
 
-// attention(q [..., T, D], k [..., S, D], v [..., S, Dv][, mask]).
+// attention(q [..., T, D], k [..., S, D], v [..., S, Dv][, mask][, generator]).
 int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   const Shape& qs = b.type(o[0]).shape;
   size_t r = qs.size();
@@ -234,8 +236,9 @@ int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>&
   if (in.attrs.causal)
     keep =
         b.bin(OpKind::k_ge, b.reshape(b.arange(t), {t, 1}), b.reshape(b.arange(s_len), {1, s_len}));
-  if (o.size() == 4) {
-    int mask = o[3];
+  int mask_at = ops::attention_mask_operand(o.size(), 3, in.attrs);
+  if (mask_at >= 0) {
+    int mask = o[mask_at];
     if (b.type(mask).dtype == DType::boolean)
       keep = keep < 0 ? mask : b.emit(OpKind::k_where, {keep, mask, keep});
     else
@@ -249,7 +252,14 @@ int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>&
   int e = b.emit(OpKind::k_exp, {b.bin(OpKind::k_sub, scores, m)});
   if (keep >= 0) e = b.emit(OpKind::k_where, {keep, e, b.scalar(0)});
   int z = b.bin(OpKind::k_maximum, b.reduce(OpKind::k_sum, e, {last}, true), b.scalar(1e-30));
-  int out = b.emit(OpKind::k_matmul, {b.bin(OpKind::k_div, e, z), v});
+  int probs = b.bin(OpKind::k_div, e, z);
+  int gen = ops::attention_generator_operand(o.size(), in.attrs);
+  if (gen >= 0) {
+    ops::Attrs drop;
+    drop.scalar = in.attrs.scalar2;
+    probs = b.emit(OpKind::k_dropout, {probs, o[gen]}, drop);
+  }
+  int out = b.emit(OpKind::k_matmul, {probs, v});
   return b.cast(out, in.type.dtype);
 }
 

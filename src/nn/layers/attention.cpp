@@ -1,10 +1,11 @@
 // Multi-head attention on loom::scaled_dot_product_attention, and
-// torch.nn.MultiheadAttention's parameter layout. When dropout applies to the
-// attention probabilities (training, p > 0) the attention is written out as
-// transformers' eager_attention_forward does: softmax(q k^T * scale + mask),
-// dropout, times v — masked scores set to the lowest float, as its additive
-// mask does.
-#include <cfloat>
+// torch.nn.MultiheadAttention's parameter layout. Dropout on the attention
+// probabilities (training, p > 0) runs inside the attention op with one
+// generator draw, the keep decisions of dropout(softmax(q k^T * scale +
+// mask), p) as transformers' eager_attention_forward applies it; its backward
+// (attention_backward) recomputes the probabilities instead of storing them.
+// A query row whose keys are all masked gives zeros (the op's contract;
+// an additive lowest-float mask would give the mean of v there).
 #include <cmath>
 
 #include "loom/autocast.h"
@@ -19,32 +20,6 @@ namespace {
 Tensor split_heads(const Tensor& x, int64_t heads) {
   int64_t b = x.size(0), l = x.size(1), c = x.size(2);
   return transpose(reshape(x, {b, l, heads, c / heads}), 1, 2);
-}
-
-Tensor attention_with_dropout(const Tensor& q, const Tensor& k, const Tensor& v,
-                              const AttentionOptions& o) {
-  double scale = o.scale != 0 ? o.scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  // Under autocast the scores come back in bf16; the mask, softmax and
-  // dropout here run in f32 (the lowest-float mask stays finite).
-  Tensor scores = matmul(q, k, false, true);
-  if (is_autocast_enabled() && is_low_precision_float(scores.dtype()))
-    scores = cast(scores, DType::f32);
-  scores = scores * scale;  // [B,H,T,S]
-  Tensor keep;
-  if (o.causal) {
-    int64_t t = q.size(-2), s = k.size(-2);
-    keep = ge(reshape(arange(t, DType::i64, q.device()), {t, 1}),
-              reshape(arange(s, DType::i64, q.device()), {1, s}));
-  }
-  if (o.mask.defined()) {
-    if (o.mask.dtype() == DType::boolean)
-      keep = keep.defined() ? where(keep, o.mask, keep) : o.mask;
-    else
-      scores = scores + cast(o.mask, scores.dtype());
-  }
-  if (keep.defined()) scores = where(keep, scores, -FLT_MAX);
-  Tensor probs = dropout(softmax(scores, -1), o.dropout_p, true);
-  return matmul(probs, v);
 }
 
 }  // namespace
@@ -65,9 +40,8 @@ Tensor multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v, i
              to_string(v.shape()), " do not match");
   Tensor qh = split_heads(q, num_heads), kh = split_heads(k, num_heads),
          vh = split_heads(v, num_heads);
-  Tensor out = o.training && o.dropout_p > 0
-                   ? attention_with_dropout(qh, kh, vh, o)
-                   : scaled_dot_product_attention(qh, kh, vh, o.mask, o.causal, o.scale);
+  double p = o.training ? o.dropout_p : 0.0;
+  Tensor out = scaled_dot_product_attention(qh, kh, vh, o.mask, o.causal, o.scale, p);
   return reshape(transpose(out, 1, 2), {b, t, c});  // [B,H,T,D] -> [B,T,C]
 }
 
