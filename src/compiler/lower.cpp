@@ -1,5 +1,6 @@
 // Lowering an optimized graph into a Program: producer-consumer fusion of
-// elementwise instrs of one shape (a group closes as soon as an instr outside
+// elementwise instrs of one shape (dropout included: its generator state is a
+// group input) (a group closes as soon as an instr outside
 // it reads one of its values, which keeps the schedule topological); a float
 // sum/mean/max/min of a group member over contiguous axes joins the group as
 // its one reduction (later elementwise members may still join, but not ones
@@ -14,9 +15,20 @@ namespace {
 using ops::OpKind;
 
 bool fusible_dtype(DType d) { return is_floating(d) || d == DType::boolean; }
+
+// dropout(x, gen) of a float x: elementwise, its random stream indexed by the
+// element (so any chunk of the group can regenerate its part of the mask);
+// the int64[2] generator state is a group input the backend reads whole.
+bool is_fusible_dropout(const ir::Instr& in, const ir::Graph& g) {
+  const ops::TensorType& x = g.type_of(in.operands[0]);
+  const ops::TensorType& gen = g.type_of(in.operands[1]);
+  return is_floating(in.type.dtype) && in.type.numel() > 0 && is_floating(x.dtype) &&
+         x.shape == in.type.shape && gen.dtype == DType::i64 && gen.numel() == 2;
+}
 }  // namespace
 
 bool is_fusible(const ir::Instr& in, const ir::Graph& g) {
+  if (in.op == OpKind::k_dropout) return is_fusible_dropout(in, g);
   uint32_t t = ops::op_traits(in.op);
   if (!(t & (ops::kUnary | ops::kBinary | ops::kTernary))) return false;
   if (in.op == OpKind::k_sign) return false;

@@ -7,10 +7,12 @@
 // bit-identical to the scalar path.
 // dropout: keep when uniform(i) >= p, scaled by 1/(1-p) in double as the
 // reference; normal: Box-Muller on uniforms 2i and 2i+1 in double.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "backends/cpu/convert.h"
+#include "backends/cpu/dropout.h"
 #include "backends/cpu/kernels.h"
 #include "core/parallel.h"
 #include "core/philox.h"
@@ -121,9 +123,16 @@ void philox16(uint64_t block0, Gen g, __m512i words[4]) {
 }
 #endif
 
-// Uniforms for stream elements [first, first + n) into u.
+// Uniforms for stream elements [first, first + n) into u. A start inside a
+// block takes the scalar path up to the next block boundary, so the vector
+// paths serve any chunk start.
 void uniforms(Gen g, uint64_t first, int64_t n, float* u) {
   uint64_t i = first, end = first + n;
+  if (i % 4 != 0) {
+    uint64_t head = std::min<uint64_t>(end, (i + 3) / 4 * 4);
+    uniforms_scalar(g, i, static_cast<int64_t>(head - i), u);
+    i = head;
+  }
 #ifdef __AVX512F__
   for (; i % 4 == 0 && i + 64 <= end; i += 64) {  // 16 whole blocks
     __m512i words[4];
@@ -162,17 +171,24 @@ void for_each_chunk(int64_t n, F f) {
 
 }  // namespace
 
+void dropout_f32(uint64_t seed, uint64_t offset, uint64_t first, double p, const float* x, float* y,
+                 int64_t n) {
+  float u[kChunk];
+  uniforms({seed, offset}, first, n, u);
+  double scale_div = 1.0 - p;
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = u[i] >= p ? static_cast<float>(double(x[i]) / scale_div) : 0.0f;
+}
+
 void cpu_dropout(const OpCall& c) {
   Gen g = gen_of(c.inputs[1]);
   double p = c.attrs->scalar;
   const ConstView& x = c.inputs[0];
   const MutView& out = c.output;
   for_each_chunk(out.type.numel(), [&](int64_t b, int64_t e) {
-    float u[kChunk], v[kChunk];
-    uniforms(g, b, e - b, u);
+    float v[kChunk];
     load_f32(x.data, x.type.dtype, b, e - b, v);
-    for (int64_t i = 0; i < e - b; ++i)
-      v[i] = u[i] >= p ? static_cast<float>(double(v[i]) / (1.0 - p)) : 0.0f;
+    dropout_f32(g.seed, g.offset, b, p, v, v, e - b);
     store_f32(v, e - b, out.data, out.type.dtype, b);
   });
 }
