@@ -100,6 +100,26 @@ TEST(FusedReduce, ReducedValueIsNotMaterialized) {
   EXPECT_EQ(p.num_fused_groups, 1);
 }
 
+// The bias-gradient pattern: dy is read by a matmul (which closes its group)
+// before its column sum; the sum still joins dy's group, computed at the
+// group's step, ahead of the matmul.
+TEST(FusedReduce, ColumnSumJoinsAGroupClosedByAMatmul) {
+  const std::string text =
+      "graph(%0: f32[300,96], %1: f32[96,32]) {\n"
+      "  %2 = mul(%0, %0) : f32[300,96]\n"
+      "  %3 = tanh(%2) : f32[300,96]\n"
+      "  %4 = matmul(%3, %1) : f32[300,32]\n"
+      "  %5 = sum(%3) axes=[0] : f32[96]\n"
+      "  return (%4, %5)\n}\n";
+  Program p = lower(ir::parse(text), true);
+  ASSERT_EQ(p.steps.size(), 2u);  // fused {mul, tanh; sum}, matmul
+  ASSERT_TRUE(p.steps[0].fused);
+  EXPECT_TRUE(p.steps[0].group.has_reduce);
+  EXPECT_EQ(p.steps[0].outputs, (std::vector<int>{3, 5}));
+  EXPECT_EQ(p.steps[1].instr.op, ops::OpKind::k_matmul);
+  expect_fused_matches(text, 1e-6);
+}
+
 TEST(FusedReduce, LayoutsThatDoNotStreamStaySeparate) {
   auto steps_of = [](const std::string& body, const std::string& type) {
     ir::Graph g =
