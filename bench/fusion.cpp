@@ -6,7 +6,8 @@
 // the per-graph price generated code would pay on a cache miss. Then the
 // fused reduction: an elementwise chain and the sum it feeds, reduced over
 // rows (sum((x*1.5-0.25)^2, -1) on [n/1024, 1024]) and over columns
-// (sum(relu(x*1.5), 0)), eager against lazy.
+// (sum(relu(x*1.5), 0)), eager against lazy; and residual dropout
+// (dropout(x*1.5+0.25, 0.1) + x), eager (4 kernels) against lazy (one group).
 //   bench_fusion --n 4194304 --reps 20 --threads 2
 #include <algorithm>
 #include <chrono>
@@ -46,9 +47,13 @@ loom::Tensor row_chain(const loom::Tensor& x) {
 
 loom::Tensor column_chain(const loom::Tensor& x) { return loom::sum(loom::relu(x * 1.5), {0}); }
 
+// Residual dropout as in a transformer block: lazy fuses the dropout (its
+// Philox mask regenerated per chunk) with the ops around it.
+loom::Tensor dropout_chain(const loom::Tensor& x) { return loom::dropout(x * 1.5 + 0.25, 0.1) + x; }
+
 // Times f eagerly and lazily (after one compiling call) on x [n/1024, 1024].
 template <typename F>
-void time_reduction(const char* name, const loom::Tensor& x, int reps, F f) {
+void time_eager_lazy(const char* name, const loom::Tensor& x, int reps, F f) {
   double eager = median_ms(reps, [&] { (void)f(x).data(); });
   loom::Tensor xl = x.to("lazy");
   (void)f(xl).data();
@@ -111,7 +116,8 @@ int main(int argc, char** argv) {
   });
   std::printf("generated-code compile (c++ -O3, one kernel): %.0f ms\n", cc);
   loom::Tensor x2 = loom::reshape(x, {n / 1024, 1024});
-  time_reduction("row sum", x2, reps, row_chain);
-  time_reduction("column sum", x2, reps, column_chain);
+  time_eager_lazy("row sum", x2, reps, row_chain);
+  time_eager_lazy("column sum", x2, reps, column_chain);
+  time_eager_lazy("dropout", x2, reps, dropout_chain);
   return 0;
 }

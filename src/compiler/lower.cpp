@@ -1,10 +1,11 @@
 // Lowering an optimized graph into a Program: producer-consumer fusion of
-// elementwise instrs of one shape (a group closes as soon as an instr outside
-// it reads one of its values, which keeps the schedule topological); a float
-// sum/mean/max/min of a group member over contiguous axes joins the group as
-// its one reduction (later elementwise members may still join, but not ones
-// that read the reduction's result); then liveness (the last step reading
-// each value).
+// elementwise instrs of one shape, dropout included (its generator state is
+// a group input). A group closes as soon as an instr outside it reads one of
+// its values, which keeps the schedule topological. A float sum/mean/max/min
+// of a group member over contiguous axes joins the group as its one
+// reduction, even once the group is closed (later elementwise members may
+// still join, but not ones that read the reduction's result); then liveness
+// (the last step reading each value).
 #include <algorithm>
 
 #include "compiler/program.h"
@@ -14,9 +15,20 @@ namespace {
 using ops::OpKind;
 
 bool fusible_dtype(DType d) { return is_floating(d) || d == DType::boolean; }
+
+// dropout(x, gen) of a float x: elementwise, its random stream indexed by the
+// element (so any chunk of the group can regenerate its part of the mask);
+// the int64[2] generator state is a group input the backend reads whole.
+bool is_fusible_dropout(const ir::Instr& in, const ir::Graph& g) {
+  const ops::TensorType& x = g.type_of(in.operands[0]);
+  const ops::TensorType& gen = g.type_of(in.operands[1]);
+  return is_floating(in.type.dtype) && in.type.numel() > 0 && is_floating(x.dtype) &&
+         x.shape == in.type.shape && gen.dtype == DType::i64 && gen.numel() == 2;
+}
 }  // namespace
 
 bool is_fusible(const ir::Instr& in, const ir::Graph& g) {
+  if (in.op == OpKind::k_dropout) return is_fusible_dropout(in, g);
   uint32_t t = ops::op_traits(in.op);
   if (!(t & (ops::kUnary | ops::kBinary | ops::kTernary))) return false;
   if (in.op == OpKind::k_sign) return false;
@@ -111,13 +123,17 @@ struct Builder {
       }
   }
 
-  // Attaches reduction `in` (value `id`) to the open group that produced its
-  // operand, when the reduced axes stream. The group stays open; its result
-  // is not a member (step_of = s, so pick_group keeps its readers out).
+  // Attaches reduction `in` (value `id`) to the group that produced its
+  // operand, when the reduced axes stream. The group may already be closed
+  // (a bias gradient's sum(dy, 0) usually comes after the matmul that also
+  // reads dy): the reduction reads only a member, so computing it at the
+  // group's step keeps the schedule topological. The group's open state is
+  // unchanged; the result is not a member (step_of = s, so pick_group keeps
+  // its readers out).
   bool attach_reduce(const ir::Instr& in, int id) {
     if (!is_fusible_reduce(in, g)) return false;
     int v = in.operands[0], s = group_of[v];
-    if (s < 0 || !open[s] || prog.steps[s].group.has_reduce) return false;
+    if (s < 0 || prog.steps[s].group.has_reduce) return false;
     FusedReduce r{in.op, in.attrs, v, in.type};
     if (!reduce_layout(g.type_of(v).shape, in.attrs.axes, &r.outer, &r.size, &r.inner))
       return false;

@@ -36,7 +36,9 @@ struct FusedReduce {
 };
 
 /// A chain of elementwise ops over one shape. Every input has that shape or
-/// one that broadcasts to it (numpy rules); every body output has that shape. With
+/// one that broadcasts to it (numpy rules), except a dropout's int64[2]
+/// generator state (seed, offset), which only dropout members read; every
+/// body output has that shape. With
 /// `has_reduce`, the step's last output is the reduction's result.
 struct FusedGroup {
   Shape shape;
@@ -69,7 +71,8 @@ struct Program {
 Program lower(const ir::Graph& graph, bool fuse);
 
 /// True for ops a fused group may contain (float elementwise math,
-/// comparisons, where, float casts), operands broadcasting included.
+/// comparisons, where, float casts, dropout of a float value), operands
+/// broadcasting included.
 bool is_fusible(const ir::Instr& instr, const ir::Graph& graph);
 
 /// The [outer, size, inner] view of reducing `shape` over `axes` (empty =

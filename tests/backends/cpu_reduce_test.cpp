@@ -104,6 +104,24 @@ TEST_P(CpuReduce, LongRowIsSplitAcrossThreads) {
   }
 }
 
+// Column sums (bias gradients) add the rows in order in double, so a sum
+// over the leading axis equals that order's double sum rounded to f32 bit for
+// bit: whole 64-column blocks (the register path) and a 22-column tail.
+TEST_P(CpuReduce, ColumnSumsAddRowsInOrder) {
+  const int64_t rows = 517, cols = 150;
+  Operand x = random_operand({rows, cols}, DType::f32, 33, -3, 5);
+  ops::Attrs a;
+  a.axes = {0};
+  std::vector<double> got = run_on(backends::cpu_backend(), OpKind::k_sum, a, {x});
+  const float* v = static_cast<const float*>(x.buffer->data());
+  ASSERT_EQ(got.size(), static_cast<size_t>(cols));
+  for (int64_t j = 0; j < cols; ++j) {
+    double acc = 0;
+    for (int64_t r = 0; r < rows; ++r) acc += v[r * cols + j];
+    EXPECT_EQ(got[j], static_cast<double>(static_cast<float>(acc))) << "column " << j;
+  }
+}
+
 TEST_P(CpuReduce, IntegerAndBoolInputs) {
   for (DType dt : {DType::i64, DType::i32, DType::boolean})
     for (const auto& axes : kAxisSets)

@@ -12,60 +12,13 @@
 
 #include "backends/backend.h"
 #include "compiler/program.h"
+#include "compiler/run_program.h"
 #include "ir/graph.h"
 #include "loom/dtype.h"
 #include "ops/compare.h"
 
 namespace loom::compiler {
 namespace {
-
-// Runs `p` on `backend` with the given input values (one list per graph
-// input, converted to its dtype); returns every graph output as doubles.
-std::vector<std::vector<double>> run_fused_program(const Program& p,
-                                                   const backends::Backend& backend,
-                                                   const std::vector<std::vector<double>>& in) {
-  const ir::Graph& g = p.graph;
-  std::vector<std::vector<std::byte>> slots(g.num_values());
-  for (size_t i = 0; i < in.size(); ++i) {
-    slots[i].resize(g.inputs[i].nbytes());
-    for (size_t k = 0; k < in[i].size(); ++k)
-      store_from_double(slots[i].data(), g.inputs[i].dtype, k, in[i][k]);
-  }
-  for (const Step& s : p.steps) {
-    for (int v : s.outputs) slots[v].resize(g.type_of(v).nbytes());
-    if (s.fused) {
-      backends::FusedCall call{&s.group, {}, {}};
-      for (int v : s.inputs) call.inputs.push_back({slots[v].data(), g.type_of(v)});
-      for (int v : s.outputs) call.outputs.push_back({slots[v].data(), g.type_of(v)});
-      backend.run_fused(call);
-    } else {
-      backends::OpCall call{s.instr.op, &s.instr.attrs, {}, {}};
-      for (int v : s.inputs) call.inputs.push_back({slots[v].data(), g.type_of(v)});
-      call.output = {slots[s.outputs[0]].data(), s.instr.type};
-      backend.run(call);
-    }
-  }
-  std::vector<std::vector<double>> out;
-  for (int v : g.outputs) {
-    const ops::TensorType& t = g.type_of(v);
-    std::vector<double> vals(t.numel());
-    for (size_t k = 0; k < vals.size(); ++k) vals[k] = load_as_double(slots[v].data(), t.dtype, k);
-    out.push_back(vals);
-  }
-  return out;
-}
-
-std::vector<std::vector<double>> random_inputs(const ir::Graph& g, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> dist(0.0, 1.0);
-  std::vector<std::vector<double>> in;
-  for (const ops::TensorType& t : g.inputs) {
-    std::vector<double> v(t.numel());
-    for (double& x : v) x = dist(rng);
-    in.push_back(v);
-  }
-  return in;
-}
 
 // The fused reduction step of `p` (fails the test when there is none).
 const Step* reduce_step(const Program& p) {
@@ -145,6 +98,26 @@ TEST(FusedReduce, ReducedValueIsNotMaterialized) {
   EXPECT_TRUE(p.steps[0].group.outputs.empty());
   EXPECT_EQ(p.steps[0].outputs, (std::vector<int>{2}));
   EXPECT_EQ(p.num_fused_groups, 1);
+}
+
+// The bias-gradient pattern: dy is read by a matmul (which closes its group)
+// before its column sum; the sum still joins dy's group, computed at the
+// group's step, ahead of the matmul.
+TEST(FusedReduce, ColumnSumJoinsAGroupClosedByAMatmul) {
+  const std::string text =
+      "graph(%0: f32[300,96], %1: f32[96,32]) {\n"
+      "  %2 = mul(%0, %0) : f32[300,96]\n"
+      "  %3 = tanh(%2) : f32[300,96]\n"
+      "  %4 = matmul(%3, %1) : f32[300,32]\n"
+      "  %5 = sum(%3) axes=[0] : f32[96]\n"
+      "  return (%4, %5)\n}\n";
+  Program p = lower(ir::parse(text), true);
+  ASSERT_EQ(p.steps.size(), 2u);  // fused {mul, tanh; sum}, matmul
+  ASSERT_TRUE(p.steps[0].fused);
+  EXPECT_TRUE(p.steps[0].group.has_reduce);
+  EXPECT_EQ(p.steps[0].outputs, (std::vector<int>{3, 5}));
+  EXPECT_EQ(p.steps[1].instr.op, ops::OpKind::k_matmul);
+  expect_fused_matches(text, 1e-6);
 }
 
 TEST(FusedReduce, LayoutsThatDoNotStreamStaySeparate) {

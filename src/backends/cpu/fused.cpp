@@ -5,7 +5,9 @@
 // An input of another shape broadcasts to the group's (a bias [C] against
 // [B, T, C], a row statistic [R, 1] against [R, C]) and is expanded per chunk.
 // Values are computed in f32 and rounded to bf16/f16 after each op of that
-// type, as the unfused kernels round their outputs. docs/lazy.md gives the
+// type, as the unfused kernels round their outputs. A dropout member
+// regenerates its chunk's Philox uniforms from the group element index
+// (dropout_f32, shared with cpu_dropout). docs/lazy.md gives the
 // measured cost of this interpreter against one kernel per op.
 #include <algorithm>
 #include <bit>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "backends/cpu/convert.h"
+#include "backends/cpu/dropout.h"
 #include "backends/cpu/fused.h"
 #include "backends/cpu/kernels.h"
 #include "loom/error.h"
@@ -136,8 +139,20 @@ void map2(const float* a, const float* b, float* o, int64_t n, F f) {
 float nan_max(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 float nan_min(float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
-// args[k] is operand k's chunk (op.args.size() of them, at most 3).
-void eval_op(const compiler::FusedOp& op, const float* const* args, float* o, int64_t n) {
+// dropout of the chunk starting at group element `begin`: the generator state
+// is the group input op.args[1] (int64[2], never a body value), and element
+// i's stream index is its index in the group's (= the dropout's) shape.
+void eval_dropout(const compiler::FusedOp& op, const FusedCall& call, int64_t begin, const float* x,
+                  float* o, int64_t n) {
+  const int64_t* gen = call.inputs[op.args[1]].as<int64_t>();
+  dropout_f32(static_cast<uint64_t>(gen[0]), static_cast<uint64_t>(gen[1]),
+              static_cast<uint64_t>(begin), op.attrs.scalar, x, o, n);
+}
+
+// args[k] is operand k's chunk (op.args.size() of them, at most 3); the
+// chunk holds group elements [begin, begin + n).
+void eval_op(const compiler::FusedOp& op, const float* const* args, float* o, int64_t n,
+             const FusedCall& call, int64_t begin) {
   size_t arity = op.args.size();
   const float* a = arity > 0 ? args[0] : nullptr;
   const float* b = arity > 1 ? args[1] : nullptr;
@@ -203,6 +218,9 @@ void eval_op(const compiler::FusedOp& op, const float* const* args, float* o, in
     case OpKind::k_where:
       for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f ? b[i] : args[2][i];
       break;
+    case OpKind::k_dropout:
+      eval_dropout(op, call, begin, a, o, n);
+      break;
     default:
       fail("[fused] op ", ops::op_name(op.op), " cannot be fused");
   }
@@ -225,7 +243,9 @@ float* eval_fused_chunk(const FusedCall& call, int64_t begin, int64_t n) {
   auto slot = [&](size_t k) { return buf.data() + k * kFusedChunk; };
   for (int k = 0; k < ni; ++k) {
     const ConstView& in = call.inputs[k];
-    if (in.type.dtype == DType::f32 && in.type.shape == g.shape) {
+    if (in.type.dtype == DType::i64) {  // a dropout's generator state, read by eval_dropout
+      src[k] = nullptr;
+    } else if (in.type.dtype == DType::f32 && in.type.shape == g.shape) {
       // Read in place: outputs are stored only after the whole chunk is evaluated.
       src[k] = in.as<float>() + begin;
     } else {
@@ -238,7 +258,7 @@ float* eval_fused_chunk(const FusedCall& call, int64_t begin, int64_t n) {
     const compiler::FusedOp& op = g.body[k];
     for (size_t j = 0; j < op.args.size() && j < 3; ++j) args[j] = src[op.args[j]];
     float* o = slot(ni + k);
-    eval_op(op, args, o, n);
+    eval_op(op, args, o, n, call, begin);
     src[ni + k] = o;
   }
   for (size_t o = 0; o < g.outputs.size(); ++o)

@@ -3,7 +3,8 @@
 // middle (size-1 dims ignored); reduced axes that are not adjacent are first
 // moved last by a permuted copy. inner == 1 (last axes) reduces contiguous
 // rows; inner > 1 (leading or middle axes) accumulates whole rows into
-// per-column accumulators, vectorized over the columns. Float sums and
+// per-column accumulators, vectorized over the columns (one pass over the
+// rows per block of 64 columns). Float sums and
 // variances accumulate in double (two-pass variance, as the reference), so
 // results match the double-precision oracle to rounding; integer sums wrap.
 // Semantics as the reference: max/min propagate NaN, argmax takes the first
@@ -17,6 +18,10 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/vec_math.h"
 #include "core/parallel.h"
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 namespace loom::backends::cpu {
 namespace {
@@ -103,25 +108,31 @@ R reduce_row(OpKind op, const T* x, int64_t n, int64_t correction) {
 // gradient into 6 tasks (256 gave 2 unequal ones).
 constexpr int64_t kBlock = 64;
 
-// s[j] = sum over r < size of x[r * inner + j] for j < w, in double, rows
-// added in order (the fused reduction's order, so results match bitwise).
-// Strips of 16 columns keep their accumulators in registers across rows.
+// s[j] = sum over r < size of x[r * inner + j] for j < w (w <= kBlock), in
+// double, rows added in order (the fused reduction's order, so results match
+// bitwise). A whole block of 64 columns is one pass over the rows with its
+// 64 accumulators in registers (AVX-512: 8 x 8 doubles), so each row's 256
+// contiguous bytes are read once; the strided walk of 16-column strips read
+// every row four times and stalled on cache misses (2.4 % of a BERT step).
 void column_sums_f32(const float* x, int64_t size, int64_t inner, int64_t w, double* s) {
-  constexpr int64_t kStrip = 16;
-  int64_t j = 0;
-  for (; j + kStrip <= w; j += kStrip) {
-    double acc[kStrip] = {};
+#ifdef __AVX512F__
+  if (w == kBlock) {
+    __m512d acc[8];
+    for (__m512d& a : acc) a = _mm512_setzero_pd();
     for (int64_t r = 0; r < size; ++r) {
-      const float* row = x + r * inner + j;
-#pragma omp simd
-      for (int64_t q = 0; q < kStrip; ++q) acc[q] += row[q];
+      const float* row = x + r * inner;
+      for (int k = 0; k < 8; ++k)
+        acc[k] = _mm512_add_pd(acc[k], _mm512_cvtps_pd(_mm256_loadu_ps(row + 8 * k)));
     }
-    for (int64_t q = 0; q < kStrip; ++q) s[j + q] = acc[q];
+    for (int k = 0; k < 8; ++k) _mm512_storeu_pd(s + 8 * k, acc[k]);
+    return;
   }
-  for (; j < w; ++j) {
-    double acc = 0;
-    for (int64_t r = 0; r < size; ++r) acc += x[r * inner + j];
-    s[j] = acc;
+#endif
+  std::fill(s, s + w, 0.0);
+  for (int64_t r = 0; r < size; ++r) {
+    const float* row = x + r * inner;
+#pragma omp simd
+    for (int64_t j = 0; j < w; ++j) s[j] += row[j];
   }
 }
 
