@@ -42,6 +42,14 @@ SharedArena& arena_of(const Backend& backend) {
   return *a;
 }
 
+FusedCall fused_call(const ir::Graph& g, const compiler::Step& step,
+                     const std::vector<void*>& ptr) {
+  FusedCall call{&step.group, {}, {}};
+  for (int v : step.inputs) call.inputs.push_back({ptr[v], g.type_of(v)});
+  for (int v : step.outputs) call.outputs.push_back({ptr[v], g.type_of(v)});
+  return call;
+}
+
 }  // namespace
 
 void release_shared_arenas() {
@@ -60,6 +68,9 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
   for (Placement p : plan_.placement) needs_arena_ = needs_arena_ || p == Placement::arena;
   skip_.assign(program_->steps.size(), false);
   for (int s : plan_.alias_steps) skip_[s] = true;
+  batch_.assign(program_->steps.size(), 1);
+  if (compiler::memory::fused_batches_enabled())
+    batch_ = compiler::memory::plan_fused_batches(*program_, plan_);
 }
 
 void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable) {
@@ -107,8 +118,12 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
     else if (own[v])
       ptr_[v] = own[v]->data();
   }
-  for (size_t s = 0; s < program_->steps.size(); ++s)
-    if (!skip_[s]) launch(program_->steps[s], ptr_);
+  for (size_t s = 0; s < program_->steps.size(); ++s) {
+    if (batch_[s] >= 2)
+      launch_batch(s, batch_[s], ptr_);
+    else if (batch_[s] == 1 && !skip_[s])
+      launch(program_->steps[s], ptr_);
+  }
   backend_.stream().synchronize();
   std::vector<BufferPtr> outputs;
   outputs.reserve(g.outputs.size());
@@ -126,10 +141,18 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
     b.stream().enqueue([&b, call] { b.run(call); });
     return;
   }
-  FusedCall call{&step.group, {}, {}};
-  for (int v : step.inputs) call.inputs.push_back({ptr[v], g.type_of(v)});
-  for (int v : step.outputs) call.outputs.push_back({ptr[v], g.type_of(v)});
+  FusedCall call = fused_call(g, step, ptr);
   b.stream().enqueue([&b, call] { b.run_fused(call); });
+}
+
+void Executable::launch_batch(size_t first, int count, const std::vector<void*>& ptr) {
+  const ir::Graph& g = program_->graph;
+  const Backend& b = backend_;
+  std::vector<FusedCall> calls;
+  calls.reserve(count);
+  for (int k = 0; k < count; ++k) calls.push_back(fused_call(g, program_->steps[first + k], ptr));
+  metrics::add_counter("FusedBatchLaunches");
+  b.stream().enqueue([&b, calls = std::move(calls)] { b.run_fused_batch(calls); });
 }
 
 }  // namespace loom::backends

@@ -1,5 +1,7 @@
 // Executable: one Program compiled for one backend — the schedule, the
-// backend's kernels for it and its memory plan (compiler/memory/plan.h).
+// backend's kernels for it and its memory plan (compiler/memory/plan.h),
+// with runs of independent fused groups launched together
+// (compiler/memory/batch.h; off with LOOM_FUSED_BATCH=0).
 // The compile cache keeps executables; the planned intermediates live in one
 // arena per backend, shared by its executables (grown to the largest plan,
 // held under a lock for a run), so a steady-state run allocates only the
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "compiler/memory/batch.h"
 #include "compiler/memory/plan.h"
 
 namespace loom::backends {
@@ -49,6 +52,9 @@ class Executable {
   /// (`ptr[v]` for every value the step touches). The default enqueues
   /// one launch per step.
   virtual void launch(const compiler::Step& step, const std::vector<void*>& ptr);
+  /// Runs steps [first, first + count) — a batch of independent fused
+  /// groups (compiler/memory/batch.h) — as one Backend::run_fused_batch.
+  void launch_batch(size_t first, int count, const std::vector<void*>& ptr);
 
  private:
   void bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable);
@@ -59,6 +65,7 @@ class Executable {
   std::mutex mu_;
   bool needs_arena_ = false;  // some value lives in the arena (maybe 0 bytes)
   std::vector<bool> skip_;    // per step: an alias of the memory plan, not launched
+  std::vector<int> batch_;    // per step: plan_fused_batches (1 = runs alone)
   std::vector<void*> ptr_;    // per value, rebuilt each run
 };
 
