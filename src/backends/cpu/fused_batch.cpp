@@ -28,7 +28,12 @@ struct BatchChunk {
 }  // namespace
 
 void run_fused_batch_chunked(const std::vector<FusedCall>& calls) {
-  std::vector<BatchChunk> chunks;
+  // Kept between launches (an optimizer step lists ~16k chunks): a fresh
+  // list would be a fresh mmap, and its page faults, every step.
+  // Per calling thread; the OpenMP workers read it through this reference.
+  static thread_local std::vector<BatchChunk> chunk_list;
+  std::vector<BatchChunk>& chunks = chunk_list;
+  chunks.clear();
   std::vector<AdamWGroup> adamw(calls.size());
   std::vector<char> direct(calls.size(), 0);
   int64_t matched = 0;
