@@ -3,12 +3,10 @@
 // wide, vocab 50257, ~16.3M parameters in ~50 tensors) with the Trainer's
 // weight-decay groups, on the lazy device. Gradients are fixed device data
 // (set anew each step, dropped by zero_grad as in training), so each timed
-// step is one executable: the clip's norm and the per-parameter updates. Prints the median wall and CPU ms per step and the
-// memory-traffic floor (7 f32 accesses per element: read p, g, m, v; write
+// step is one executable: the clip's norm and the per-parameter updates. Prints the median wall and
+// CPU ms per step and the memory-traffic floor (7 f32 accesses per element: read p, g, m, v; write
 // p, m, v) as GB/s.
 //   ./build/bench_adamw_step [--n_layer 4 --n_embd 256 --steps 10 --warmup 2 --threads 2]
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -16,6 +14,7 @@
 #include "loom/lazy.h"
 #include "loom/ops.h"
 #include "loom/optim.h"
+#include "loom/parallel.h"
 #include "step_bench.h"
 
 int main(int argc, char** argv) {
@@ -23,7 +22,7 @@ int main(int argc, char** argv) {
   o.ints = {{"n_layer", 4}, {"n_embd", 256}, {"n_head", 4},
             {"steps", 10},  {"warmup", 2},   {"threads", 2}};
   o = bench::parse(argc, argv, o, "bench_adamw_step");
-  omp_set_num_threads(o.get("threads"));
+  loom::set_num_threads(o.get("threads"));
   loom::GPT2Config cfg;
   cfg.vocab_size = 50257;
   cfg.n_layer = o.get("n_layer");

@@ -71,6 +71,7 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
   batch_.assign(program_->steps.size(), 1);
   if (compiler::memory::fused_batches_enabled())
     batch_ = compiler::memory::plan_fused_batches(*program_, plan_);
+  batch_calls_.resize(program_->steps.size());
 }
 
 void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable) {
@@ -148,11 +149,22 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
 void Executable::launch_batch(size_t first, int count, const std::vector<void*>& ptr) {
   const ir::Graph& g = program_->graph;
   const Backend& b = backend_;
-  std::vector<FusedCall> calls;
-  calls.reserve(count);
-  for (int k = 0; k < count; ++k) calls.push_back(fused_call(g, program_->steps[first + k], ptr));
+  // Kept with the executable and refilled (same capacities) every run: no
+  // allocation per step. The stream is synchronized before run() returns.
+  std::vector<FusedCall>& calls = batch_calls_[first];
+  calls.resize(count);
+  for (int k = 0; k < count; ++k) {
+    const compiler::Step& step = program_->steps[first + k];
+    FusedCall& c = calls[k];
+    c.group = &step.group;
+    c.inputs.clear();
+    c.outputs.clear();
+    for (int v : step.inputs) c.inputs.push_back({ptr[v], g.type_of(v)});
+    for (int v : step.outputs) c.outputs.push_back({ptr[v], g.type_of(v)});
+  }
   metrics::add_counter("FusedBatchLaunches");
-  b.stream().enqueue([&b, calls = std::move(calls)] { b.run_fused_batch(calls); });
+  const std::vector<FusedCall>* list = &calls;
+  b.stream().enqueue([&b, list] { b.run_fused_batch(*list); });
 }
 
 }  // namespace loom::backends

@@ -66,7 +66,8 @@ class Executable {
   bool needs_arena_ = false;  // some value lives in the arena (maybe 0 bytes)
   std::vector<bool> skip_;    // per step: an alias of the memory plan, not launched
   std::vector<int> batch_;    // per step: plan_fused_batches (1 = runs alone)
-  std::vector<void*> ptr_;    // per value, rebuilt each run
+  std::vector<std::vector<FusedCall>> batch_calls_;  // per batch head, reused each run
+  std::vector<void*> ptr_;                           // per value, rebuilt each run
 };
 
 /// Frees every backend's shared arena (the next run allocates it anew, and

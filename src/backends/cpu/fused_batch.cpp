@@ -34,8 +34,12 @@ void run_fused_batch_chunked(const std::vector<FusedCall>& calls) {
   static thread_local std::vector<BatchChunk> chunk_list;
   std::vector<BatchChunk>& chunks = chunk_list;
   chunks.clear();
-  std::vector<AdamWGroup> adamw(calls.size());
-  std::vector<char> direct(calls.size(), 0);
+  static thread_local std::vector<AdamWGroup> adamw_list;
+  static thread_local std::vector<char> direct_list;
+  std::vector<AdamWGroup>& adamw = adamw_list;
+  std::vector<char>& direct = direct_list;
+  adamw.assign(calls.size(), AdamWGroup{});
+  direct.assign(calls.size(), 0);
   int64_t matched = 0;
   for (size_t c = 0; c < calls.size(); ++c) {
     direct[c] = match_adamw_group(calls[c], &adamw[c]);
