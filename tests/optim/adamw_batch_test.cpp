@@ -33,9 +33,11 @@ struct BatchRun {
   int64_t direct_groups = 0;  // groups run by the direct AdamW kernel
 };
 
-std::vector<float> as_floats(const Tensor& t) { return cast(t, DType::f32).to_vector<float>(); }
+std::vector<float> batch_as_floats(const Tensor& t) {
+  return cast(t, DType::f32).to_vector<float>();
+}
 
-BatchRun adamw_steps(int steps) {
+BatchRun batch_adamw_steps(int steps) {
   Device dev("lazy");
   manual_seed(3);
   BatchRun r;
@@ -64,13 +66,13 @@ BatchRun adamw_steps(int steps) {
   lazy::wait();
   r.batch_launches = metrics::counter("FusedBatchLaunches");
   r.direct_groups = metrics::counter("AdamWGroupKernels");
-  for (const Tensor& p : r.params) r.values.push_back(as_floats(p));
+  for (const Tensor& p : r.params) r.values.push_back(batch_as_floats(p));
   for (const auto& [index, ps] : opt.state_dict().state)
-    for (const auto& [name, t] : ps.buffers) r.values.push_back(as_floats(t));
+    for (const auto& [name, t] : ps.buffers) r.values.push_back(batch_as_floats(t));
   return r;
 }
 
-void expect_same_bits(const BatchRun& a, const BatchRun& b) {
+void expect_batch_bits(const BatchRun& a, const BatchRun& b) {
   ASSERT_EQ(a.values.size(), b.values.size());
   for (size_t k = 0; k < a.values.size(); ++k) {
     ASSERT_EQ(a.values[k].size(), b.values[k].size()) << "tensor " << k;
@@ -83,7 +85,7 @@ void expect_same_bits(const BatchRun& a, const BatchRun& b) {
 
 TEST(AdamWBatch, BatchedStepsAreBitIdenticalToTheUnbatchedSchedule) {
   testing::reset_lazy();
-  BatchRun batched = adamw_steps(4);
+  BatchRun batched = batch_adamw_steps(4);
   EXPECT_EQ(batched.batch_launches, 4) << "one batched launch per optimizer step";
   EXPECT_EQ(batched.direct_groups, 4 * 3) << "the f32 parameters' groups (the bf16 one is "
                                              "interpreted)";
@@ -91,17 +93,17 @@ TEST(AdamWBatch, BatchedStepsAreBitIdenticalToTheUnbatchedSchedule) {
   BatchRun plain;
   {
     testing::ScopedEnv off("LOOM_FUSED_BATCH", "0");
-    plain = adamw_steps(4);
+    plain = batch_adamw_steps(4);
   }
   EXPECT_EQ(plain.batch_launches, 0);
-  expect_same_bits(batched, plain);
+  expect_batch_bits(batched, plain);
   // The parameter without a gradient and the frozen one did not move.
   EXPECT_EQ(batched.values[3], plain.values[3]);
   testing::reset_lazy();
 }
 
 // The last dumped graph of the largest step (the optimizer step) as IR.
-ir::Graph step_graph(const std::string& dir) {
+ir::Graph adamw_step_graph(const std::string& dir) {
   std::string best;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
@@ -119,11 +121,11 @@ TEST(AdamWBatch, TheStepGraphsUpdatesFormOneBatchOfAllParameters) {
   testing::TempDir dump;
   {
     testing::ScopedEnv env("LOOM_DUMP_IR", dump.path());
-    adamw_steps(1);
+    batch_adamw_steps(1);
   }
   testing::reset_lazy();
-  auto program =
-      std::make_shared<const compiler::Program>(compiler::lower(step_graph(dump.path()), true));
+  auto program = std::make_shared<const compiler::Program>(
+      compiler::lower(adamw_step_graph(dump.path()), true));
   auto exe = backends::cpu_backend().compile(program);
   std::vector<int> batches = compiler::memory::plan_fused_batches(*program, exe->plan());
   int heads = 0, members = 0;
@@ -138,7 +140,7 @@ TEST(AdamWBatch, TheStepGraphsUpdatesFormOneBatchOfAllParameters) {
 // overwrite %5 before A reads it, so they are not batched. With %1 of %10's
 // type, B writes over %1 instead and the two groups form a batch. (B starts
 // with an instr reading the reshape's result, so it is a group of its own.)
-std::string two_groups(const char* b_input) {
+std::string batch_two_groups(const char* b_input) {
   return std::string("graph(%0: f32[256], %1: ") + b_input +
          ", %2: f32[], %3: f32[16,16], %4: f32[], %5: f32[256]) {\n"
          "  %6 = reshape(%3) shape=[256] : f32[256]\n"
@@ -152,7 +154,7 @@ std::string two_groups(const char* b_input) {
 
 TEST(FusedBatchPlan, GroupsSharingStorageAreNotBatched) {
   auto conflict = std::make_shared<const compiler::Program>(
-      compiler::lower(ir::parse(two_groups("f32[1]")), true));
+      compiler::lower(ir::parse(batch_two_groups("f32[1]")), true));
   ASSERT_EQ(conflict->steps.size(), 3u);
   auto exe = backends::cpu_backend().compile(conflict);
   ASSERT_EQ(exe->plan().donor[10], 5) << "the plan this test is about changed";
@@ -160,7 +162,7 @@ TEST(FusedBatchPlan, GroupsSharingStorageAreNotBatched) {
             (std::vector<int>{1, 1, 1}));
 
   auto free = std::make_shared<const compiler::Program>(
-      compiler::lower(ir::parse(two_groups("f32[256]")), true));
+      compiler::lower(ir::parse(batch_two_groups("f32[256]")), true));
   auto exe2 = backends::cpu_backend().compile(free);
   EXPECT_EQ(compiler::memory::plan_fused_batches(*free, exe2->plan()), (std::vector<int>{1, 2, 0}));
 }

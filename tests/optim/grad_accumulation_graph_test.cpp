@@ -23,7 +23,8 @@
 namespace loom {
 namespace {
 
-const ops::TensorType kWeight{{5, 7}, DType::f32};  // the one value of this type: W and its grad
+const ops::TensorType kAccumWeight{{5, 7},
+                                   DType::f32};  // the one value of this type: W and its grad
 
 struct AccumRun {
   std::vector<float> weight, bias;
@@ -31,7 +32,7 @@ struct AccumRun {
 
 // Three micro-batches per window (mark_step after each, as the Trainer),
 // two windows; y = tanh(x W + b), loss = mean(y^2).
-AccumRun accumulate(bool set_to_none) {
+AccumRun accumulate_windows(bool set_to_none) {
   Device dev("lazy");
   manual_seed(5);
   Tensor w = (randn({5, 7}) * 0.3).to(dev).requires_grad_();
@@ -53,7 +54,7 @@ AccumRun accumulate(bool set_to_none) {
   return {w.to_vector<float>(), b.to_vector<float>()};
 }
 
-std::vector<ir::Graph> dumped_graphs(const std::string& dir) {
+std::vector<ir::Graph> accum_dumped_graphs(const std::string& dir) {
   std::vector<ir::Graph> out;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     if (e.path().filename().string().find(".dce.ir") == std::string::npos) continue;
@@ -65,36 +66,39 @@ std::vector<ir::Graph> dumped_graphs(const std::string& dir) {
   return out;
 }
 
-int inputs_of_weight_type(const ir::Graph& g) {
+int accum_weight_inputs(const ir::Graph& g) {
   int n = 0;
-  for (const ops::TensorType& t : g.inputs) n += t == kWeight;
+  for (const ops::TensorType& t : g.inputs) n += t == kAccumWeight;
   return n;
 }
 
-bool has_instr(const ir::Graph& g, ops::OpKind op, const ops::TensorType& type) {
+bool accum_has_instr(const ir::Graph& g, ops::OpKind op, const ops::TensorType& type) {
   for (const ir::Instr& in : g.instrs)
     if (in.op == op && in.type == type) return true;
   return false;
 }
 
-bool has_adamw(const ir::Graph& g) { return has_instr(g, ops::OpKind::k_sqrt, kWeight); }
+bool accum_has_adamw(const ir::Graph& g) {
+  return accum_has_instr(g, ops::OpKind::k_sqrt, kAccumWeight);
+}
 
 TEST(GradAccumulationGraph, FirstMicroBatchWritesGradientsAndLaterOnesAddIntoTheirBuffer) {
   testing::reset_lazy();
   testing::TempDir dump;
   {
     testing::ScopedEnv env("LOOM_DUMP_IR", dump.path());
-    accumulate(true);
+    accumulate_windows(true);
   }
   testing::reset_lazy();
-  std::vector<ir::Graph> graphs = dumped_graphs(dump.path());
+  std::vector<ir::Graph> graphs = accum_dumped_graphs(dump.path());
   int first = 0, middle = 0, last = 0;
   for (const ir::Graph& g : graphs) {
-    if (!has_instr(g, ops::OpKind::k_matmul, ops::TensorType{{4, 7}, DType::f32})) continue;
-    const int n = inputs_of_weight_type(g);
-    EXPECT_FALSE(has_instr(g, ops::OpKind::k_full, kWeight)) << "a zero gradient is filled\n"
-                                                             << ir::to_text(g);
-    if (has_adamw(g)) {  // the window's last micro-batch and the update
+    if (!accum_has_instr(g, ops::OpKind::k_matmul, ops::TensorType{{4, 7}, DType::f32})) continue;
+    const int n = accum_weight_inputs(g);
+    EXPECT_FALSE(accum_has_instr(g, ops::OpKind::k_full, kAccumWeight))
+        << "a zero gradient is filled\n"
+        << ir::to_text(g);
+    if (accum_has_adamw(g)) {  // the window's last micro-batch and the update
       ++last;
       EXPECT_EQ(n, 4) << "W, its gradient so far, exp_avg, exp_avg_sq\n" << ir::to_text(g);
     } else if (n == 1) {  // W only: the gradient is written, not added to
@@ -107,11 +111,11 @@ TEST(GradAccumulationGraph, FirstMicroBatchWritesGradientsAndLaterOnesAddIntoThe
       auto exe = backends::cpu_backend().compile(program);
       int grad_out = -1;
       for (int o : g.outputs)
-        if (g.type_of(o) == kWeight) grad_out = o;
+        if (g.type_of(o) == kAccumWeight) grad_out = o;
       ASSERT_GE(grad_out, 0);
       const int donor = exe->plan().donor[grad_out];
       ASSERT_GE(donor, 0) << "the accumulated gradient gets a fresh buffer";
-      EXPECT_EQ(g.type_of(donor), kWeight);
+      EXPECT_EQ(g.type_of(donor), kAccumWeight);
       const ir::Instr& sum = g.instr_of(grad_out);
       EXPECT_EQ(sum.op, ops::OpKind::k_add);
       EXPECT_TRUE(sum.operands[0] == donor || sum.operands[1] == donor)
@@ -125,18 +129,18 @@ TEST(GradAccumulationGraph, FirstMicroBatchWritesGradientsAndLaterOnesAddIntoThe
 
 TEST(GradAccumulationGraph, ZeroFilledGradientsAreSeenAndGiveTheSameBits) {
   testing::reset_lazy();
-  AccumRun none = accumulate(true);
+  AccumRun none = accumulate_windows(true);
   testing::reset_lazy();
   testing::TempDir dump;
   AccumRun zeros_run;
   {
     testing::ScopedEnv env("LOOM_DUMP_IR", dump.path());
-    zeros_run = accumulate(false);
+    zeros_run = accumulate_windows(false);
   }
   testing::reset_lazy();
   bool fill = false;
-  for (const ir::Graph& g : dumped_graphs(dump.path()))
-    fill = fill || has_instr(g, ops::OpKind::k_full, kWeight);
+  for (const ir::Graph& g : accum_dumped_graphs(dump.path()))
+    fill = fill || accum_has_instr(g, ops::OpKind::k_full, kAccumWeight);
   EXPECT_TRUE(fill) << "zero_grad(false) should trace the zero fill this file checks for";
   EXPECT_EQ(none.weight, zeros_run.weight);
   EXPECT_EQ(none.bias, zeros_run.bias);

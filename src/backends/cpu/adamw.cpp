@@ -2,12 +2,12 @@
 // from its three outputs as the expression trees AdamW::step traces
 // (torch/optim/adamw.py single-tensor order; lerp with weight < 0.5 as
 // aten's Lerp.h), then checks that nothing else is in the body. The kernel
-// runs blocks of kBlock elements: one pass computing exp_avg and
+// runs blocks of kAdamWBlock elements: one pass computing exp_avg and
 // exp_avg_sq, the interpreter's sqrt (vm::sqrt), one pass for the param,
-// then the three stores; no FMA contraction (this file is compiled with
-// fp-contract off), so every operation rounds as the interpreter's.
-#pragma GCC optimize("fp-contract=off")
-
+// then the three stores; no FMA contraction (the file's functions are
+// compiled with fp-contract off, pushed and popped so a unity batch's other
+// files keep their options), so every operation rounds as the
+// interpreter's.
 #include "backends/cpu/adamw.h"
 
 #include <algorithm>
@@ -16,12 +16,15 @@
 
 #include "backends/cpu/vec_math.h"
 
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+
 namespace loom::backends::cpu {
 namespace {
 
 using ops::OpKind;
 
-constexpr int64_t kBlock = 512;
+constexpr int64_t kAdamWBlock = 512;
 
 class AdamWMatcher {
  public:
@@ -142,9 +145,9 @@ struct AdamWPointers {
 
 template <bool kClip, bool kDecay>
 void adamw_blocks(const AdamWPointers& a, int64_t begin, int64_t n) {
-  alignas(64) float mn[kBlock], vn[kBlock], root[kBlock], pn[kBlock];
-  for (int64_t b0 = begin; b0 < begin + n; b0 += kBlock) {
-    const int64_t nb = std::min(kBlock, begin + n - b0);
+  alignas(64) float mn[kAdamWBlock], vn[kAdamWBlock], root[kAdamWBlock], pn[kAdamWBlock];
+  for (int64_t b0 = begin; b0 < begin + n; b0 += kAdamWBlock) {
+    const int64_t nb = std::min(kAdamWBlock, begin + n - b0);
     const float *g = a.g + b0, *m = a.m + b0, *v = a.v + b0, *p = a.p + b0;
     for (int64_t j = 0; j < nb; ++j) {
       float gj = g[j];
@@ -194,3 +197,5 @@ void run_adamw_group(const FusedCall& call, const AdamWGroup& a, int64_t begin, 
 }
 
 }  // namespace loom::backends::cpu
+
+#pragma GCC pop_options

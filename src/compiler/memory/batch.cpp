@@ -17,17 +17,19 @@ namespace {
 // A run longer than this is cut (keeps the pairwise checks cheap).
 constexpr int kMaxBatchMembers = 512;
 
-enum class StorageKind : uint8_t { arena, input, fresh };
+enum class BatchStorageKind : uint8_t { arena, input, fresh };
 
 // [begin, end) in the kind's space: arena bytes, input ids or value ids.
-struct Storage {
-  StorageKind kind;
+struct BatchStorage {
+  BatchStorageKind kind;
   size_t begin, end;
-  bool overlaps(const Storage& o) const { return kind == o.kind && begin < o.end && o.begin < end; }
+  bool overlaps(const BatchStorage& o) const {
+    return kind == o.kind && begin < o.end && o.begin < end;
+  }
 };
 
-struct Member {
-  std::vector<Storage> reads, writes;
+struct BatchMember {
+  std::vector<BatchStorage> reads, writes;
 };
 
 class BatchPlanner {
@@ -39,7 +41,7 @@ class BatchPlanner {
 
   std::vector<int> run(int min_members) {
     std::vector<int> out(p_.steps.size(), 1);
-    std::vector<Member> members;
+    std::vector<BatchMember> members;
     int start = 0;
     auto close = [&](int end) {  // the run is steps [start, end)
       if (static_cast<int>(members.size()) >= min_members) {
@@ -54,7 +56,7 @@ class BatchPlanner {
         start = s + 1;
         continue;
       }
-      Member m = member_of(p_.steps[s]);
+      BatchMember m = member_of(p_.steps[s]);
       if (static_cast<int>(members.size()) >= kMaxBatchMembers || conflicts(m, members)) {
         close(s);
         start = s;
@@ -71,45 +73,46 @@ class BatchPlanner {
     return step.fused && !step.group.has_reduce && !alias_[s] && !step.outputs.empty();
   }
 
-  Storage storage_of(int v) const {
+  BatchStorage storage_of(int v) const {
     const ir::Graph& g = p_.graph;
     const size_t uv = static_cast<size_t>(v);
     switch (plan_.placement[v]) {
       case Placement::arena:
-        return {StorageKind::arena, plan_.offset[v],
+        return {BatchStorageKind::arena, plan_.offset[v],
                 plan_.offset[v] + arena_round(g.type_of(v).nbytes())};
       case Placement::input:
-        return {StorageKind::input, uv, uv + 1};
+        return {BatchStorageKind::input, uv, uv + 1};
       case Placement::output:
         if (plan_.donor[v] >= 0) {
           const size_t d = static_cast<size_t>(plan_.donor[v]);
-          return {StorageKind::input, d, d + 1};
+          return {BatchStorageKind::input, d, d + 1};
         }
-        return {StorageKind::fresh, uv, uv + 1};
+        return {BatchStorageKind::fresh, uv, uv + 1};
       case Placement::none:
         break;
     }
-    return {StorageKind::fresh, uv, uv + 1};
+    return {BatchStorageKind::fresh, uv, uv + 1};
   }
 
-  Member member_of(const Step& step) const {
-    Member m;
+  BatchMember member_of(const Step& step) const {
+    BatchMember m;
     for (int v : step.inputs) m.reads.push_back(storage_of(v));
     for (int v : step.outputs) m.writes.push_back(storage_of(v));
     return m;
   }
 
-  static bool any_overlap(const std::vector<Storage>& a, const std::vector<Storage>& b) {
-    for (const Storage& x : a)
-      for (const Storage& y : b)
+  static bool batch_overlap(const std::vector<BatchStorage>& a,
+                            const std::vector<BatchStorage>& b) {
+    for (const BatchStorage& x : a)
+      for (const BatchStorage& y : b)
         if (x.overlaps(y)) return true;
     return false;
   }
 
-  static bool conflicts(const Member& m, const std::vector<Member>& members) {
-    for (const Member& o : members)
-      if (any_overlap(m.writes, o.reads) || any_overlap(m.writes, o.writes) ||
-          any_overlap(m.reads, o.writes))
+  static bool conflicts(const BatchMember& m, const std::vector<BatchMember>& members) {
+    for (const BatchMember& o : members)
+      if (batch_overlap(m.writes, o.reads) || batch_overlap(m.writes, o.writes) ||
+          batch_overlap(m.reads, o.writes))
         return true;
     return false;
   }
