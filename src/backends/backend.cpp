@@ -93,3 +93,11 @@ void Backend::run_fused(const FusedCall& call) const {
 }
 
 }  // namespace loom::backends
+
+namespace loom::backends {
+
+void Backend::run_fused_batch(const std::vector<FusedCall>& calls) const {
+  for (const FusedCall& call : calls) run_fused(call);
+}
+
+}  // namespace loom::backends

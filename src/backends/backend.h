@@ -121,6 +121,12 @@ class Backend {
   /// kernel() into whole temporaries; backends override it with a kernel that
   /// touches memory once.
   virtual void run_fused(const FusedCall& call) const;
+  /// Runs independent fused groups (no reductions; none reads what another
+  /// writes, none writes what another reads: compiler/memory/batch.h) in
+  /// any order or at once. The default runs them one by one through
+  /// run_fused; the cpu backend makes one parallel pass over all their
+  /// elements (one OpenMP region instead of one per group).
+  virtual void run_fused_batch(const std::vector<FusedCall>& calls) const;
   /// Creates the backend's process-wide state (libraries' globals, caches)
   /// on the calling thread. The lazy device calls it before it registers its
   /// exit-time drain, so that state is destroyed after the last job ran.

@@ -69,6 +69,14 @@ SharedArena& arena_of(const Backend& backend) {
   return *a;
 }
 
+FusedCall fused_call(const ir::Graph& g, const compiler::Step& step,
+                     const std::vector<void*>& ptr) {
+  FusedCall call{&step.group, {}, {}};
+  for (int v : step.inputs) call.inputs.push_back({ptr[v], g.type_of(v)});
+  for (int v : step.outputs) call.outputs.push_back({ptr[v], g.type_of(v)});
+  return call;
+}
+
 }  // namespace
 
 void release_shared_arenas() {
@@ -87,6 +95,10 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
   for (Placement p : plan_.placement) needs_arena_ = needs_arena_ || p == Placement::arena;
   skip_.assign(program_->steps.size(), false);
   for (int s : plan_.alias_steps) skip_[s] = true;
+  batch_.assign(program_->steps.size(), 1);
+  if (compiler::memory::fused_batches_enabled())
+    batch_ = compiler::memory::plan_fused_batches(*program_, plan_);
+  batch_calls_.resize(program_->steps.size());
   plan_collective_waits();
 }
 
@@ -114,6 +126,13 @@ void Executable::plan_collective_waits() {
     if (!overlap) at = s + 1;
     wait_before_[at].push_back(s);
   }
+  // A wait before a member of a fused batch moves to the batch's head, where
+  // the whole batch launches as one call.
+  for (int s = 0; s < n; ++s)
+    for (int t = s + 1; t < s + batch_[s]; ++t) {
+      wait_before_[s].insert(wait_before_[s].end(), wait_before_[t].begin(), wait_before_[t].end());
+      wait_before_[t].clear();
+    }
 }
 
 void Executable::launch_steps() {
@@ -129,8 +148,10 @@ void Executable::launch_steps() {
         in_flight_.erase(std::remove(in_flight_.begin(), in_flight_.end(), c), in_flight_.end());
         if (w) w->wait();
       });
-    if (s == n || skip_[s]) continue;
-    if (!collective_[s]) {
+    if (s == n || skip_[s] || batch_[s] == 0) continue;  // 0: launched with its batch
+    if (batch_[s] >= 2) {
+      launch_batch(s, batch_[s], ptr_);
+    } else if (!collective_[s]) {
       launch(steps[s], ptr_);
     } else {
       stream.enqueue([this, s] {
@@ -216,9 +237,7 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
     b.stream().enqueue([&b, call] { b.run(call); });
     return;
   }
-  FusedCall call{&step.group, {}, {}};
-  for (int v : step.inputs) call.inputs.push_back({ptr[v], g.type_of(v)});
-  for (int v : step.outputs) call.outputs.push_back({ptr[v], g.type_of(v)});
+  FusedCall call = fused_call(g, step, ptr);
   b.stream().enqueue([&b, call] { b.run_fused(call); });
 }
 
@@ -229,6 +248,27 @@ std::unique_ptr<dist::Work> Executable::start_collective(const compiler::Step& s
   for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
   call.output = {ptr[step.outputs[0]], step.instr.type};
   return start_all_reduce(call);
+}
+
+void Executable::launch_batch(size_t first, int count, const std::vector<void*>& ptr) {
+  const ir::Graph& g = program_->graph;
+  const Backend& b = backend_;
+  // Kept with the executable and refilled (same capacities) every run: no
+  // allocation per step. The stream is synchronized before run() returns.
+  std::vector<FusedCall>& calls = batch_calls_[first];
+  calls.resize(count);
+  for (int k = 0; k < count; ++k) {
+    const compiler::Step& step = program_->steps[first + k];
+    FusedCall& c = calls[k];
+    c.group = &step.group;
+    c.inputs.clear();
+    c.outputs.clear();
+    for (int v : step.inputs) c.inputs.push_back({ptr[v], g.type_of(v)});
+    for (int v : step.outputs) c.outputs.push_back({ptr[v], g.type_of(v)});
+  }
+  metrics::add_counter("FusedBatchLaunches");
+  const std::vector<FusedCall>* list = &calls;
+  b.stream().enqueue([&b, list] { b.run_fused_batch(*list); });
 }
 
 }  // namespace loom::backends

@@ -1,5 +1,7 @@
 // Executable: one Program compiled for one backend — the schedule, the
-// backend's kernels for it and its memory plan (compiler/memory/plan.h).
+// backend's kernels for it and its memory plan (compiler/memory/plan.h),
+// with runs of independent fused groups launched together
+// (compiler/memory/batch.h; off with LOOM_FUSED_BATCH=0).
 // The compile cache keeps executables; the planned intermediates live in one
 // arena per backend, shared by its executables (grown to the largest plan,
 // held under a lock for a run), so a steady-state run allocates only the
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "compiler/memory/batch.h"
 #include "compiler/memory/plan.h"
 
 namespace loom::dist {
@@ -72,6 +75,9 @@ class Executable {
   /// (NCCL on CUDA's stream) overrides it.
   virtual std::unique_ptr<dist::Work> start_collective(const compiler::Step& step,
                                                        const std::vector<void*>& ptr);
+  /// Runs steps [first, first + count) — a batch of independent fused
+  /// groups (compiler/memory/batch.h) — as one Backend::run_fused_batch.
+  void launch_batch(size_t first, int count, const std::vector<void*>& ptr);
 
  private:
   void bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable);
@@ -89,6 +95,8 @@ class Executable {
   std::vector<std::vector<int>> wait_before_;      // per step + 1: collectives to wait for
   std::vector<std::unique_ptr<dist::Work>> work_;  // per step: the started collective
   std::vector<int> in_flight_;                     // started, not waited (stream side)
+  std::vector<int> batch_;  // per step: plan_fused_batches (1 = runs alone, 0 = in a batch)
+  std::vector<std::vector<FusedCall>> batch_calls_;  // per batch head, reused each run
 };
 
 /// Frees every backend's shared arena (the next run allocates it anew, and

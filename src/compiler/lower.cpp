@@ -146,7 +146,11 @@ struct Builder {
   }
 
   // A group runs at its first member's position, so a new member's other
-  // operands must already exist there.
+  // operands must already exist there. An instr reading only graph inputs
+  // joins the open group of its shape that is the last step so far (its
+  // position is the same as a new group's, so no live range changes): an
+  // optimizer's `v * beta2` or `p * decay` then joins the parameter's update
+  // instead of starting a group whose results the update must read back.
   int pick_group(const ir::Instr& in) {
     for (int v : in.operands) {
       int s = group_of[v];
@@ -155,7 +159,13 @@ struct Builder {
       for (int w : in.operands) ready = ready && (group_of[w] == s || step_of[w] < s);
       if (ready) return s;
     }
-    return -1;
+    const int last = static_cast<int>(prog.steps.size()) - 1;
+    if (last < 0 || !open[last] || !prog.steps[last].fused ||
+        prog.steps[last].group.shape != in.type.shape)
+      return -1;
+    for (int w : in.operands)
+      if (!g.is_input(w)) return -1;
+    return last;
   }
 
   void build(bool fuse) {
@@ -191,8 +201,21 @@ struct Builder {
     }
   }
 
+  // A one-op group writing a graph output of the type of a graph input it
+  // reads (a gradient accumulated over micro-batches: grad = grad + new)
+  // stays fused: a fused step may write over an operand it reads last, so
+  // the memory plan can donate that input's buffer to the output.
+  bool updates_input(const Step& s) const {
+    if (s.outputs.size() != 1) return false;
+    const int out = s.outputs[0];
+    if (std::find(g.outputs.begin(), g.outputs.end(), out) == g.outputs.end()) return false;
+    for (int v : s.inputs)
+      if (g.is_input(v) && g.type_of(v) == g.type_of(out)) return true;
+    return false;
+  }
+
   // Drops group outputs nobody outside the group reads; single-op groups
-  // become plain op steps.
+  // become plain op steps (except updates_input ones).
   void prune_outputs() {
     std::vector<bool> needed(g.num_values(), false);
     for (int v : g.outputs) needed[v] = true;
@@ -219,7 +242,7 @@ struct Builder {
         ++prog.num_fused_groups;
         continue;
       }
-      if (s.group.body.size() == 1 && !s.outputs.empty()) {
+      if (s.group.body.size() == 1 && !s.outputs.empty() && !updates_input(s)) {
         s.fused = false;
         s.instr = g.instr_of(s.outputs[0]);
         s.inputs = s.instr.operands;

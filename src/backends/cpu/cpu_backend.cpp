@@ -26,6 +26,9 @@ class CpuBackend final : public Backend {
   }
   Kernel kernel(ops::OpKind op) const override { return table_[static_cast<int>(op)]; }
   void run_fused(const FusedCall& call) const override { cpu::run_fused_chunked(call); }
+  void run_fused_batch(const std::vector<FusedCall>& calls) const override {
+    cpu::run_fused_batch_chunked(calls);
+  }
   Stream& stream() const override { return stream_; }
   // One tiny GEMM initializes oneDNN (engine, primitive cache, its
   // instrumentation globals) and our primitive cache.

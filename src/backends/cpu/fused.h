@@ -15,6 +15,10 @@ inline constexpr int64_t kFusedChunk = kChunk;
 /// goes to run_fused_reduce.
 void run_fused_chunked(const FusedCall& call);
 
+/// Runs independent groups without reductions in one parallel pass over
+/// all their chunks (fused_batch.cpp; Backend::run_fused_batch).
+void run_fused_batch_chunked(const std::vector<FusedCall>& calls);
+
 /// Evaluates the group's body over its elements [begin, begin + n)
 /// (n <= kFusedChunk), stores the materialized outputs there and returns the
 /// calling thread's scratch: body value k's chunk starts at

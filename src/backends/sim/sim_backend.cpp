@@ -15,6 +15,9 @@ class SimBackend final : public Backend {
   std::string_view name() const override { return "sim"; }
   Kernel kernel(ops::OpKind op) const override { return cpu_backend().kernel(op); }
   void run_fused(const FusedCall& call) const override { cpu_backend().run_fused(call); }
+  void run_fused_batch(const std::vector<FusedCall>& calls) const override {
+    cpu_backend().run_fused_batch(calls);
+  }
   void warm_up() const override { cpu_backend().warm_up(); }
   Allocator& allocator() const override { return memory_; }
   bool host_visible() const override { return false; }
