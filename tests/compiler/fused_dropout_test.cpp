@@ -152,16 +152,18 @@ TEST(FusedDropout, Bf16RoundsAsTheUnfusedKernel) {
       1, 1.0 / 128);
 }
 
-TEST(FusedDropout, AloneStaysAKernel) {
-  // A single-op group is run by the op's own kernel (no fused step).
+TEST(FusedDropout, AloneIsAOneOpGroupThatCanTakeItsInputsBuffer) {
+  // A lone dropout of a graph input of its own type stays a one-op fused group
+  // (lower.cpp), so the memory plan may run it in place of its input.
   ir::Graph g = ir::parse(
       "graph(%0: f32[64], %1: i64[2]) {\n"
       "  %2 = dropout(%0, %1) scalar=0.5 : f32[64]\n"
       "  return (%2)\n}\n");
   Program p = lower(g, true);
   ASSERT_EQ(p.steps.size(), 1u);
-  EXPECT_FALSE(p.steps[0].fused);
-  EXPECT_EQ(p.steps[0].instr.op, ops::OpKind::k_dropout);
+  ASSERT_TRUE(p.steps[0].fused);
+  ASSERT_EQ(p.steps[0].group.body.size(), 1u);
+  EXPECT_EQ(p.steps[0].group.body[0].op, ops::OpKind::k_dropout);
 }
 
 }  // namespace

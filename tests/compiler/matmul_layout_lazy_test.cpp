@@ -1,11 +1,14 @@
-// matmul_layout end to end: multi-head attention with attention dropout (the
-// training path GPT-2 and BERT take, written with matmuls) forward and
-// backward as one lazy step, whose compiled graph keeps no permute (every
-// head split and merge became a layout attr), against the eager cpu device
-// (which runs each permute and matmul on its own) and the reference device,
-// at 1e-5; LOOM_MATMUL_LAYOUT=0 gives the same numbers with the permutes.
+// matmul_layout end to end: multi-head attention with attention dropout
+// written out with matmuls (as transformers' eager_attention_forward; GPT-2
+// and BERT now train on the attention op, a model written this way still
+// gets the strided GEMMs) forward and backward as one lazy step, whose compiled graph keeps no
+// permute (every head split and merge became a layout attr), against the eager cpu device (which
+// runs each permute and matmul on its own) and the reference device, at 1e-5; LOOM_MATMUL_LAYOUT=0
+// gives the same numbers with the permutes.
 #include <gtest/gtest.h>
 
+#include <cfloat>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,6 +26,21 @@ struct AttentionStep {
   std::vector<Tensor> grads;
 };
 
+// [B,T,C] -> [B,H,T,D] and back, as views plus permutes.
+Tensor layout_test_heads(const Tensor& x, int64_t h) {
+  return transpose(reshape(x, {x.size(0), x.size(1), h, x.size(2) / h}), 1, 2);
+}
+
+// softmax(q k^T / sqrt(D), masked to the lowest float) with dropout, times v.
+Tensor layout_test_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                             int64_t h, double p) {
+  Tensor qh = layout_test_heads(q, h), kh = layout_test_heads(k, h), vh = layout_test_heads(v, h);
+  Tensor scores = matmul(qh, kh, false, true) * (1.0 / std::sqrt(double(q.size(2) / h)));
+  Tensor probs = dropout(softmax(where(mask, scores, -FLT_MAX), -1), p, true);
+  Tensor out = matmul(probs, vh);  // [B,H,T,D]
+  return reshape(transpose(out, 1, 2), {q.size(0), q.size(1), q.size(2)});
+}
+
 // B2 T6 C12 H3, a key-padding mask, dropout 0.25 on the probabilities.
 AttentionStep attention_step(const Device& dev) {
   manual_seed(5);
@@ -30,13 +48,10 @@ AttentionStep attention_step(const Device& dev) {
   Tensor k = randn({2, 6, 12}).to(dev).requires_grad_();
   Tensor v = randn({2, 6, 12}).to(dev).requires_grad_();
   Tensor r = randn({2, 6, 12}).to(dev);
-  nn::AttentionOptions o;
-  o.mask = reshape(tensor_i64({1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1}, {2, 6}).to(DType::boolean),
-                   {2, 1, 1, 6})
-               .to(dev);
-  o.training = true;
-  o.dropout_p = 0.25;
-  Tensor out = nn::multi_head_attention(q, k, v, 3, o);
+  Tensor mask = reshape(tensor_i64({1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1}, {2, 6}).to(DType::boolean),
+                        {2, 1, 1, 6})
+                    .to(dev);
+  Tensor out = layout_test_attention(q, k, v, mask, 3, 0.25);
   sum(out * r).backward();
   return {out.detach(), {q.grad(), k.grad(), v.grad()}};
 }
