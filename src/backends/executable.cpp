@@ -109,21 +109,26 @@ void Executable::plan_collective_waits() {
   const int n = static_cast<int>(steps.size());
   collective_.assign(n, false);
   wait_before_.assign(n + 1, {});
+  // Blocking: start and wait in one stream item. Two items would let the
+  // stream go idle in between (its queue can run dry before the next item is
+  // enqueued), and a sim stream going idle makes its memory PROT_NONE while
+  // MPI's progress thread may still write the reduction into it.
   const bool overlap = executable_overlap_wanted() && backend_.host_visible();
+  blocking_collectives_ = !overlap;
   for (int s = 0; s < n; ++s) {
     const compiler::Step& st = steps[s];
     if (st.fused || !(ops::op_traits(st.instr.op) & ops::kCollective)) continue;
     collective_[s] = true;
+    if (blocking_collectives_) continue;  // waited inside its own step
     const int v = st.outputs[0];
     // The first reader; else the end (a graph output only the caller reads)
     // or at once (an unread arena value: its bytes are free after this step).
     int at = plan_.placement[v] == Placement::arena ? s + 1 : n;
-    for (int t = s + 1; overlap && t < n; ++t)
+    for (int t = s + 1; t < n; ++t)
       if (std::find(steps[t].inputs.begin(), steps[t].inputs.end(), v) != steps[t].inputs.end()) {
         at = t;
         break;
       }
-    if (!overlap) at = s + 1;
     wait_before_[at].push_back(s);
   }
   // A wait before a member of a fused batch moves to the batch's head, where
@@ -153,13 +158,15 @@ void Executable::launch_steps() {
       launch_batch(s, batch_[s], ptr_);
     } else if (!collective_[s]) {
       launch(steps[s], ptr_);
+    } else if (blocking_collectives_) {
+      stream.enqueue([this, s] { start_collective(program_->steps[s], ptr_)->wait(); });
     } else {
       stream.enqueue([this, s] {
         work_[s] = start_collective(program_->steps[s], ptr_);
         in_flight_.push_back(static_cast<int>(s));
       });
+      ++started;
     }
-    if (collective_[s]) ++started;
     if (started > 0)  // progress between kernels (MPI_Request_get_status)
       stream.enqueue([this] {
         for (int c : in_flight_)

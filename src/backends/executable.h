@@ -17,7 +17,9 @@
 // collective's output stays live in the memory plan (the wait comes before
 // its last reader, the end of its live range). LOOM_DDP_OVERLAP=0, or a
 // backend whose memory the host cannot touch while its stream is idle (sim),
-// waits right after the start instead (the blocking kernel).
+// starts and waits in one stream item instead (the blocking kernel): the
+// stream may go idle between two items, and the collective must not be in
+// flight then (MPI's progress thread writes its output).
 //
 //   auto exe = backend.compile(program);       // plans memory once
 //   auto outs = exe->run(inputs, donatable);   // every step
@@ -62,7 +64,9 @@ class Executable {
   size_t arena_bytes() const { return plan_.arena_bytes; }
 
   /// Per step (and one past the last): the collective steps whose wait comes
-  /// right before it, as planned at construction.
+  /// right before it, as planned at construction. Empty on the blocking
+  /// path (LOOM_DDP_OVERLAP=0 or a backend that is not host-visible), where
+  /// a collective's step starts and waits for it in one stream item.
   const std::vector<std::vector<int>>& collective_waits() const { return wait_before_; }
 
  protected:
@@ -88,10 +92,11 @@ class Executable {
   std::shared_ptr<const compiler::Program> program_;
   compiler::memory::MemoryPlan plan_;
   std::mutex mu_;
-  bool needs_arena_ = false;      // some value lives in the arena (maybe 0 bytes)
-  std::vector<bool> skip_;        // per step: an alias of the memory plan, not launched
-  std::vector<void*> ptr_;        // per value, rebuilt each run
-  std::vector<bool> collective_;  // per step: started, waited later
+  bool needs_arena_ = false;           // some value lives in the arena (maybe 0 bytes)
+  std::vector<bool> skip_;             // per step: an alias of the memory plan, not launched
+  std::vector<void*> ptr_;             // per value, rebuilt each run
+  std::vector<bool> collective_;       // per step: a collective's start
+  bool blocking_collectives_ = false;  // each waited inside its own step's stream item
   std::vector<std::vector<int>> wait_before_;      // per step + 1: collectives to wait for
   std::vector<std::unique_ptr<dist::Work>> work_;  // per step: the started collective
   std::vector<int> in_flight_;                     // started, not waited (stream side)

@@ -4,7 +4,8 @@
 //   collectives   every ProcessGroup collective and the all_reduce op (eager,
 //                 lazy, gradient) against values computed here, and an async
 //                 all_reduce completing with no MPI call from this thread
-//                 (the progress thread); prints "ok"
+//                 (the progress thread), 100 lazy:sim all_reduce steps (no
+//                 idle sim stream while one is in flight); prints "ok"
 //   throw         rank 1 throws a loom::Error while the others wait in a
 //                 barrier: the job must end non-zero with "[rank 1] ..."
 //   kill          rank 1 SIGKILLs itself while the others wait in an all_reduce
@@ -127,6 +128,28 @@ void check_all_reduce_op(loom::dist::ProcessGroup& pg) {
   expect_near(g[1], -n, "gradient of all_reduce sum [1]");
 }
 
+// Many lazy:sim steps of two all_reduces, each started and waited for on the
+// sim stream while the progress thread tests it. The regression: the wait
+// was a later stream item, so the stream could go idle in between (sim
+// memory PROT_NONE) while the progress thread's MPI_Test received the
+// reduction into it: a rare SIGSEGV in memcpy, likelier the more steps run.
+void check_sim_steps_with_progress_thread(loom::dist::ProcessGroup& pg) {
+  const int r = pg.rank(), n = pg.world_size();
+  const double s = n * (n + 1) / 2.0;
+  for (int step = 0; step < 100; ++step) {
+    const float k = static_cast<float>((r + 1) * (step % 7 + 1));
+    loom::Tensor x = loom::tensor({k, 2 * k, 3 * k}, {3}, "lazy:sim");
+    loom::Tensor sum = loom::all_reduce(x);
+    loom::Tensor mean = loom::all_reduce(x, ReduceOp::mean);
+    loom::lazy::mark_step();
+    std::vector<float> vs = sum.to_vector<float>(), vm = mean.to_vector<float>();
+    for (int i = 0; i < 3; ++i) {
+      expect_near(vs[i], s * (step % 7 + 1) * (i + 1), "lazy:sim step all_reduce sum");
+      expect_near(vm[i], s / n * (step % 7 + 1) * (i + 1), "lazy:sim step all_reduce mean");
+    }
+  }
+}
+
 // A started all_reduce completes while this thread makes no MPI call (the
 // progress thread moves it; Open MPI here has no asynchronous progress of
 // its own): completed_ns() is only an atomic read. 1 MiB of f32 (several
@@ -155,6 +178,7 @@ int run_collectives() {
   expect_near(pg.world_size(), env.world_size, "world size from the environment");
   check_buffer_collectives(pg);
   check_all_reduce_op(pg);
+  check_sim_steps_with_progress_thread(pg);
   if (pg.world_size() > 1) check_progress_without_mpi_calls(pg);
   loom::dist::check_same_on_all_ranks("arguments", std::string("--learning_rate 1e-3"));
   char host[256] = {};
