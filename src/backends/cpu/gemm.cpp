@@ -147,12 +147,6 @@ void gemm_f32(const GemmShape& s, const float* a, const float* b, float* c) {
 
 // --- strided products (gemm_strided) ---
 
-struct StridedEntry {
-  bool native = false;
-  dnnl::matmul prim;
-  memory::desc a_md, b_md, c_md;
-};
-
 // dims (batch..., rows, cols) with `strides` (batch..., row, col).
 memory::desc strided_desc(const std::vector<int64_t>& batch, int64_t rows, int64_t cols,
                           const std::vector<int64_t>& strides, DType dtype) {
@@ -162,16 +156,16 @@ memory::desc strided_desc(const std::vector<int64_t>& batch, int64_t rows, int64
   return memory::desc(dims, dnnl_type(dtype), memory::dims(strides.begin(), strides.end()));
 }
 
-std::shared_ptr<StridedEntry> strided_lookup(const GemmStrides& s, DType dtype) {
+std::shared_ptr<Entry> strided_lookup(const GemmStrides& s, DType dtype) {
   static std::mutex mutex;
-  static std::map<std::vector<int64_t>, std::shared_ptr<StridedEntry>> cache;
+  static std::map<std::vector<int64_t>, std::shared_ptr<Entry>> cache;
   std::vector<int64_t> key = s.batch;
   for (int64_t v : {s.m, s.n, s.k, int64_t(dtype), int64_t(get_num_threads())}) key.push_back(v);
   for (const auto* st : {&s.a, &s.b, &s.c}) key.insert(key.end(), st->begin(), st->end());
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  auto e = std::make_shared<StridedEntry>();
+  auto e = std::make_shared<Entry>();
   try {
     e->a_md = strided_desc(s.batch, s.m, s.k, s.a, dtype);
     e->b_md = strided_desc(s.batch, s.k, s.n, s.b, dtype);
@@ -185,16 +179,6 @@ std::shared_ptr<StridedEntry> strided_lookup(const GemmStrides& s, DType dtype) 
   if (cache.size() >= kMaxCached) cache.clear();
   cache.emplace(std::move(key), e);
   return e;
-}
-
-void strided_execute(const StridedEntry& e, const void* a, const void* b, void* c) {
-  sync_omp_threads();
-  static thread_local dnnl::stream stream(engine());
-  memory ma(e.a_md, engine(), const_cast<void*>(a));
-  memory mb(e.b_md, engine(), const_cast<void*>(b));
-  memory mc(e.c_md, engine(), c);
-  e.prim.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
-  stream.wait();
 }
 
 // Element offset of batch item `i` (row-major over s.batch) in an operand
@@ -253,9 +237,9 @@ bool strided_each(const GemmStrides& s, DType dtype, const void* a, const void* 
   for (int64_t d : s.batch) nb *= d;
   size_t es = dtype_size(dtype);
   for (int64_t i = 0; i < nb; ++i)
-    strided_execute(*e, static_cast<const char*>(a) + strided_offset(s, s.a, i) * es,
-                    static_cast<const char*>(b) + strided_offset(s, s.b, i) * es,
-                    static_cast<char*>(c) + strided_offset(s, s.c, i) * es);
+    execute(*e, static_cast<const char*>(a) + strided_offset(s, s.a, i) * es,
+            static_cast<const char*>(b) + strided_offset(s, s.b, i) * es,
+            static_cast<char*>(c) + strided_offset(s, s.c, i) * es);
   return true;
 }
 
@@ -301,7 +285,7 @@ void gemm_strided(const GemmStrides& s, DType dtype, const void* a, const void* 
     broadcast = broadcast || (s.batch[d] > 1 && (s.a[d] == 0 || s.b[d] == 0));
   if (!broadcast) {
     auto e = strided_lookup(s, dtype);
-    if (e->native) return strided_execute(*e, a, b, c);
+    if (e->native) return execute(*e, a, b, c);
   }
   if (strided_each(s, dtype, a, b, c)) return;
   strided_dense(s, dtype, a, b, c);

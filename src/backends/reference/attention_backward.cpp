@@ -12,33 +12,22 @@
 // attention) sum the group's contributions. The result packs dq, dk, dv.
 #include <cmath>
 
+#include "backends/reference/attention_dims.h"
 #include "backends/reference/reference.h"
 #include "core/philox.h"
 
 namespace loom::backends::reference {
 
 void ref_attention_backward(const OpCall& c) {
-  const Shape& qs = c.inputs[0].type.shape;
-  size_t r = qs.size();
-  int64_t t_len = qs[r - 2], d = qs[r - 1];
-  int64_t s_len = c.inputs[1].type.shape[r - 2], dv = c.inputs[2].type.shape[r - 1];
-  int64_t batch = t_len * d == 0 ? 0 : c.inputs[0].type.numel() / (t_len * d);
-  int64_t group =
-      r >= 3 && c.inputs[1].type.shape[r - 3] > 0 ? qs[r - 3] / c.inputs[1].type.shape[r - 3] : 1;
-  group = std::max<int64_t>(group, 1);
-  double scale = c.attrs->scalar != 0 ? c.attrs->scalar : 1.0 / std::sqrt(double(d));
+  const auto [t_len, d, s_len, dv, batch, group, scale, mask_at, drop, seed, offset] =
+      attention_dims(c, 4);
   std::vector<double> q = load(c.inputs[0]), k = load(c.inputs[1]), v = load(c.inputs[2]);
   std::vector<double> go = load(c.inputs[3]);
-  int mask_at = ops::attention_mask_operand(c.inputs.size(), 4, *c.attrs);
   std::vector<double> mask = mask_at >= 0 ? load(c.inputs[mask_at]) : std::vector<double>{};
   bool bool_mask = mask_at >= 0 && c.inputs[mask_at].type.dtype == DType::boolean;
-  Shape scores_shape = qs;
-  scores_shape[r - 1] = s_len;
+  Shape scores_shape = c.inputs[0].type.shape;
+  scores_shape.back() = s_len;
   BroadcastIndex mask_index(mask_at >= 0 ? c.inputs[mask_at].type.shape : Shape{}, scores_shape);
-  double drop = c.attrs->scalar2;
-  int gen = ops::attention_generator_operand(c.inputs.size(), *c.attrs);
-  uint64_t seed = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[0]) : 0;
-  uint64_t offset = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[1]) : 0;
   size_t nq = q.size(), nk = k.size();
   std::vector<double> out(nq + nk + v.size(), 0.0), p(s_len), factor(s_len);
   double* dq = out.data();

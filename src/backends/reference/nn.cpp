@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/reference/attention_dims.h"
 #include "backends/reference/reference.h"
 #include "core/philox.h"
 #include "loom/error.h"
@@ -82,29 +83,15 @@ void ref_cross_entropy(const OpCall& c) {
 }
 
 void ref_attention(const OpCall& c) {
-  const Shape& qs = c.inputs[0].type.shape;
-  size_t r = qs.size();
-  int64_t t_len = qs[r - 2], d = qs[r - 1];
-  int64_t s_len = c.inputs[1].type.shape[r - 2], dv = c.inputs[2].type.shape[r - 1];
-  int64_t batch = t_len * d == 0 ? 0 : c.inputs[0].type.numel() / (t_len * d);
-  // Grouped-query attention: `group` consecutive q heads share one k/v head,
-  // so q batch item b (heads innermost) reads k/v item b / group.
-  int64_t group =
-      r >= 3 && c.inputs[1].type.shape[r - 3] > 0 ? qs[r - 3] / c.inputs[1].type.shape[r - 3] : 1;
-  group = std::max<int64_t>(group, 1);
-  double scale = c.attrs->scalar != 0 ? c.attrs->scalar : 1.0 / std::sqrt(double(d));
+  const auto [t_len, d, s_len, dv, batch, group, scale, mask_at, drop, seed, offset] =
+      attention_dims(c, 3);
   std::vector<double> q = load(c.inputs[0]), k = load(c.inputs[1]), v = load(c.inputs[2]);
-  int mask_at = ops::attention_mask_operand(c.inputs.size(), 3, *c.attrs);
   bool has_mask = mask_at >= 0;
   std::vector<double> mask = has_mask ? load(c.inputs[mask_at]) : std::vector<double>{};
   bool bool_mask = has_mask && c.inputs[mask_at].type.dtype == DType::boolean;
-  Shape scores_shape = qs;
-  scores_shape[r - 1] = s_len;
+  Shape scores_shape = c.inputs[0].type.shape;
+  scores_shape.back() = s_len;
   BroadcastIndex mask_index(has_mask ? c.inputs[mask_at].type.shape : Shape{}, scores_shape);
-  double drop = c.attrs->scalar2;
-  int gen = ops::attention_generator_operand(c.inputs.size(), *c.attrs);
-  uint64_t seed = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[0]) : 0;
-  uint64_t offset = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[1]) : 0;
   std::vector<double> out(c.output.type.numel(), 0.0), p(s_len);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < t_len; ++i) {
