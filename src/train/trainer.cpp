@@ -251,7 +251,9 @@ void Trainer::Impl::store_flos() {
 // Data parallel: a launcher mistake (other flags, another model on one rank)
 // would otherwise hang or train garbage. Compared: the arguments (without
 // logging_dir, which names the host and time), the parameters' names,
-// shapes and dtypes, and whether --bf16 autocasts. Every rank calls it at the start of train().
+// shapes and dtypes, the datasets' sizes (other data on one rank would make
+// the shards uneven: a hang at the epoch's end or a silent mix), and whether
+// --bf16 autocasts. Every rank calls it at the start of train().
 void Trainer::Impl::check_same_setup_on_all_ranks() {
   if (train::ddp_world_size() == 1) return;
   TrainingArguments a = args;
@@ -265,6 +267,12 @@ void Trainer::Impl::check_same_setup_on_all_ranks() {
   for (const auto& [name, p] : model->named_parameters())
     params.push_back(name + " " + dtype_name(p.dtype()) + to_string(p.shape()));
   train::check_same_items_on_all_ranks("parameters", params);
+  auto size_of = [](const std::shared_ptr<const data::Dataset>& d) {
+    return d ? std::to_string(d->size()) : std::string("none");
+  };
+  train::check_same_items_on_all_ranks(
+      "dataset sizes (every rank must read the same data)",
+      {"train_dataset " + size_of(train_dataset), "eval_dataset " + size_of(eval_dataset)});
   // --bf16 runs under autocast only where this host's CPU has native bf16
   // matmuls: on mixed hosts the ranks would train in different precisions
   // (and all-reduce gradients of different models) under the same flags.

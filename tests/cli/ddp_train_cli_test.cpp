@@ -461,6 +461,38 @@ TEST_F(DdpTrainCli, MismatchedFlagsOrModelOnOneRankStopAtStartUp) {
   EXPECT_NE(model.find("n_layer=1"), std::string::npos) << model;
 }
 
+TEST_F(DdpTrainCli, OtherDataBehindTheSameFlagsStopsAtStartUp) {
+  // Each rank's working directory holds its own data.txt (a machine with a
+  // stale copy): same flags, fewer samples on rank 1. Without the check the
+  // shards were uneven: a hang until --ddp_timeout at the epoch's end, or a
+  // silent mix with --max_steps.
+  std::ifstream in(corpus_);
+  std::string line, all, part;
+  for (int i = 0; std::getline(in, line); ++i) (i < 40 ? part : all) += line + "\n";
+  const std::string wd0 = dir_.sub("wd0"), wd1 = dir_.sub("wd1");
+  fs::create_directories(wd0);
+  fs::create_directories(wd1);
+  std::ofstream(wd0 + "/data.txt") << part << all;
+  std::ofstream(wd1 + "/data.txt") << part;
+  std::string flags;
+  for (const std::string& a : ddp_flags("data.txt", dir_.sub("other_data"), 4, 1))
+    flags += " " + shell_quote(a);
+  const std::string bin = shell_quote(loom_binary_path()), err = dir_.sub("other_data_err.txt");
+  const std::string cmd =
+      "OMP_NUM_THREADS=1 timeout -k 5 60 mpirun --allow-run-as-root --oversubscribe "
+      "--bind-to none -x OMP_NUM_THREADS -np 1 --wdir " +
+      shell_quote(wd0) + " " + bin + flags + " : -np 1 --wdir " + shell_quote(wd1) + " " + bin +
+      flags + " >/dev/null 2>" + shell_quote(err) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(code, 124) << "hung";
+  const std::string text = read_cli_file(err);
+  EXPECT_NE(text.find("dataset sizes (every rank must read the same data) differ between ranks"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(DdpTrainCli, EvaluateWithDropLastOnTwoRanksEqualsOneProcessAndPrintsOnce) {
   // --dataloader_drop_last drops the last partial batch of the whole set
   // (one process keeps floor(n / 4) * 4 rows), not one per rank: 13 rows
