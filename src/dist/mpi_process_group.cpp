@@ -41,7 +41,17 @@ void mpi_check(int rc, const char* what) {
   fail("[dist] mpi: ", what, " failed: ", std::string(text, len));
 }
 
-// Polls `request` until it completes or `timeout` passes (then throws).
+// Throws when an earlier collective failed (mpi_progress.h: mpi_poison).
+// Call with mpi_mutex() held, before any MPI call of a collective.
+void mpi_check_usable(const char* what) {
+  if (mpi_poisoned())
+    fail("[dist] ", what,
+         ": an earlier collective failed or timed out; no further collectives "
+         "in this job");
+}
+
+// Polls `request` until it completes or `timeout` passes (then throws, and
+// poisons MPI: the request stays in flight).
 // Yields at first, then sleeps up to 1 ms between polls, so a rank waiting
 // for a slow peer leaves the cores to it.
 void mpi_wait(MPI_Request& request, std::chrono::seconds timeout, const char* what) {
@@ -49,14 +59,20 @@ void mpi_wait(MPI_Request& request, std::chrono::seconds timeout, const char* wh
   std::chrono::microseconds pause{0};
   for (int polls = 0;; ++polls) {
     int done = 0;
+    int rc = MPI_SUCCESS;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
-      mpi_check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+      mpi_check_usable(what);
+      rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) mpi_poison();
     }
+    mpi_check(rc, what);
     if (done) return;
-    if (std::chrono::steady_clock::now() > deadline)
+    if (std::chrono::steady_clock::now() > deadline) {
+      mpi_poison();
       fail("[dist] ", what, " timed out after ", timeout.count(),
            " s (a rank stopped or never reached it; --ddp_timeout sets the limit)");
+    }
     if (polls < 64) {
       std::this_thread::yield();
     } else {
@@ -104,6 +120,7 @@ class MpiAllReduceWork final : public Work {
     }
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check_usable("all_reduce");
       mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf, static_cast<int>(count), mpi_type(type),
                                op == ReduceOp::max ? MPI_MAX : MPI_SUM, comm, &request_),
                 "all_reduce");
@@ -146,6 +163,7 @@ class MpiAllReduceWork final : public Work {
     int flag = 0;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
+      if (mpi_poisoned()) return false;  // wait() reports it
       MPI_Request_get_status(request_, &flag, MPI_STATUS_IGNORE);
     }
     if (flag != 0) {
@@ -238,6 +256,7 @@ class MpiProcessGroup final : public ProcessGroup {
     MPI_Request r;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check_usable("broadcast");
       mpi_check(MPI_Ibcast(data, static_cast<int>(nbytes), MPI_BYTE, root, comm_, &r), "broadcast");
     }
     mpi_wait(r, timeout(), "broadcast");
@@ -247,6 +266,7 @@ class MpiProcessGroup final : public ProcessGroup {
     MPI_Request r;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check_usable("all_gather");
       mpi_check(MPI_Iallgather(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, out.data(),
                                static_cast<int>(bytes.size()), MPI_BYTE, comm_, &r),
                 "all_gather");
@@ -258,6 +278,7 @@ class MpiProcessGroup final : public ProcessGroup {
     MPI_Request r;
     {
       std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check_usable("barrier");
       mpi_check(MPI_Ibarrier(comm_, &r), "barrier");
     }
     mpi_wait(r, timeout(), "barrier");

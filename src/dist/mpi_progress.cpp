@@ -37,6 +37,7 @@ struct ProgressRegistry {
   // tests it again and reports the error) ones leave the list.
   void test_all() {
     std::lock_guard<std::mutex> lock(mpi_mutex());
+    if (mpi_poisoned()) return;  // a failed collective: MPI must not move again
     for (size_t i = 0; i < pending.size();) {
       int done = 0;
       const int rc = MPI_Test(pending[i]->request, &done, MPI_STATUS_IGNORE);
@@ -72,6 +73,13 @@ std::mutex& mpi_mutex() {
   static auto* m = new std::mutex;
   return *m;
 }
+
+namespace {
+std::atomic<bool> g_mpi_poisoned{false};
+}  // namespace
+
+void mpi_poison() { g_mpi_poisoned.store(true); }
+bool mpi_poisoned() { return g_mpi_poisoned.load(); }
 
 void mpi_progress_add(MpiPending* p) {
   static const bool wanted = progress_thread_wanted();

@@ -45,5 +45,16 @@ void mpi_progress_remove(MpiPending* p);
 /// Stops and joins the thread (before MPI_Finalize); harmless when none runs.
 void mpi_progress_stop();
 
+/// Marks MPI unusable for the rest of the process: a collective timed out or
+/// failed, and MPI may still write into its buffer later (a collective cannot
+/// be cancelled). From then on nothing progresses MPI: the progress thread
+/// stops testing, and loom's collectives throw before any MPI call, so no
+/// stale reduction lands in memory freed or reused while the error ends the
+/// job. (Found in review: the f32 buffer of a timed-out all-reduce is the
+/// executable's arena or output.)
+void mpi_poison();
+/// Whether mpi_poison() was called.
+bool mpi_poisoned();
+
 }  // namespace loom::dist
 #endif

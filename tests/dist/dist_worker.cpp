@@ -205,7 +205,19 @@ void run_fault(const std::string& scenario) {
     pg.all_reduce(&v, 1, DataType::f32, ReduceOp::sum);
   } else if (scenario == "timeout") {
     if (pg.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(30));
-    pg.barrier();
+    try {
+      pg.barrier();
+    } catch (const loom::Error&) {
+      // The timed-out barrier is still in flight: the next collective must
+      // fail at once, without an MPI call that could progress the stale one.
+      try {
+        float v = 1;
+        pg.all_reduce(&v, 1, DataType::f32, ReduceOp::sum);
+      } catch (const loom::Error& next) {
+        std::fprintf(stderr, "after the timeout: %s\n", next.what());
+      }
+      throw;
+    }
   } else if (scenario == "graph_timeout") {
     if (pg.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(30));
     loom::Tensor x = loom::tensor({1.f, 2.f}, {2}, "lazy");
