@@ -62,6 +62,22 @@ TEST(MatmulLayout, FoldsHeadSplitAndMerge) {
             "  return (%8)\n}\n");
 }
 
+// A dead permute of a matmul beside its one live reader (what algebraic's
+// permute composition or cast_hoist leave before dce) is not a perm_out:
+// folding it gave the live reader the permuted layout (found in review).
+TEST(MatmulLayout, ADeadPermuteOfAMatmulIsNotFolded) {
+  bool changed = true;
+  std::string text =
+      "graph(%0: f32[2,2,8,4], %1: f32[2,2,4,8]) {\n"
+      "  %2 = matmul(%0, %1) : f32[2,2,8,8]\n"
+      "  %3 = permute(%2) axes=[0,2,1,3] : f32[2,8,2,8]\n"
+      "  %4 = neg(%2) : f32[2,2,8,8]\n"
+      "  return (%4)\n}\n";
+  std::string out = layout_rewritten(text, &changed);
+  EXPECT_FALSE(changed) << out;
+  EXPECT_EQ(out.find("perm_out"), std::string::npos) << out;
+}
+
 TEST(MatmulLayout, LeavesInvalidOrUselessFoldsAlone) {
   bool changed = true;
   // The permuted q is also an output: its copy is needed anyway.

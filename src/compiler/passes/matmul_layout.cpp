@@ -62,7 +62,10 @@ class MatmulLayout final : public Pass {
     int first = static_cast<int>(graph.inputs.size());
     for (size_t i = 0; i < graph.instrs.size(); ++i) {
       const ir::Instr& p = graph.instrs[i];
-      if (p.op != OpKind::k_permute || graph.is_input(p.operands[0])) continue;
+      // Only a live permute: a dead one beside the matmul's one live reader
+      // (left by algebraic or cast_hoist, no dce before this pass) would
+      // give that reader the permuted layout.
+      if (p.op != OpKind::k_permute || !live[first + i] || graph.is_input(p.operands[0])) continue;
       int mm = p.operands[0];
       const ir::Instr& m = graph.instr_of(mm);
       if (m.op == OpKind::k_matmul && uses[mm] == 1 && m.attrs.perm_out.empty() &&
