@@ -102,12 +102,17 @@ const char* const kOverlapGraph =
     "  %6 = add(%3, %5) : f32[4,4]\n"
     "  return (%6)\n}\n";
 
-// Runs kOverlapGraph with the fake group; returns the output, fills the log.
-std::vector<float> run_overlap_graph() {
+const backends::Backend& recording_backend() {
+  static RecordingBackend backend;
+  return backend;
+}
+
+// Runs kOverlapGraph on `backend` with the fake group; returns the output,
+// fills the log.
+std::vector<float> run_overlap_graph(const backends::Backend& backend) {
   overlap_log().clear();
   auto previous =
       dist::replace_graph_process_group_for_testing(std::make_unique<OverlapFakeGroup>());
-  static RecordingBackend backend;
   auto program =
       std::make_shared<compiler::Program>(compiler::lower(ir::parse(kOverlapGraph), false));
   auto exe = backend.compile(program);
@@ -142,7 +147,7 @@ std::vector<float> expected_overlap_result() {
 }
 
 TEST(ExecutableCollective, StartsBeforeLaterKernelsAndWaitsAtTheFirstReader) {
-  const std::vector<float> got = run_overlap_graph();
+  const std::vector<float> got = run_overlap_graph(recording_backend());
   const std::vector<std::string> want = {"matmul", "start", "poll", "matmul", "poll",
                                          "matmul", "poll",  "wait", "add"};
   EXPECT_EQ(overlap_log(), want);
@@ -151,11 +156,11 @@ TEST(ExecutableCollective, StartsBeforeLaterKernelsAndWaitsAtTheFirstReader) {
 }
 
 TEST(ExecutableCollective, BlockingPathWaitsAtOnceWithTheSameBits) {
-  const std::vector<float> overlapped = run_overlap_graph();
+  const std::vector<float> overlapped = run_overlap_graph(recording_backend());
   std::vector<float> blocking;
   {
     testing::ScopedEnv env("LOOM_DDP_OVERLAP", "0");
-    blocking = run_overlap_graph();
+    blocking = run_overlap_graph(recording_backend());
   }
   const std::vector<std::string> want = {"matmul", "start", "wait", "matmul", "matmul", "add"};
   EXPECT_EQ(overlap_log(), want);
@@ -198,21 +203,8 @@ class NotHostVisibleBackend final : public backends::Backend {
 // while MPI still wrote the reduction into its output. A collective on such
 // a backend must be started and waited for with no idle stream in between.
 TEST(ExecutableCollective, NotHostVisibleBackendNeverIdlesWhileACollectiveIsInFlight) {
-  overlap_log().clear();
-  auto previous =
-      dist::replace_graph_process_group_for_testing(std::make_unique<OverlapFakeGroup>());
   static NotHostVisibleBackend backend;
-  auto program =
-      std::make_shared<compiler::Program>(compiler::lower(ir::parse(kOverlapGraph), false));
-  auto exe = backend.compile(program);
-  std::vector<float> a(16), b(16);
-  for (int i = 0; i < 16; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
-  for (int i = 0; i < 16; ++i) b[i] = 0.125f * static_cast<float>(i % 7);
-  BufferPtr x = backend.allocate(64), y = backend.allocate(64);
-  backend.copy_to_device(a.data(), *x, 64);
-  backend.copy_to_device(b.data(), *y, 64);
-  std::vector<BufferPtr> out = exe->run({x, y}, {false, false});
-  dist::replace_graph_process_group_for_testing(std::move(previous));
+  const std::vector<float> result = run_overlap_graph(backend);
   const std::vector<std::string>& log = overlap_log();
   auto start = std::find(log.begin(), log.end(), "start");
   auto wait = std::find(log.begin(), log.end(), "wait");
@@ -221,8 +213,6 @@ TEST(ExecutableCollective, NotHostVisibleBackendNeverIdlesWhileACollectiveIsInFl
   EXPECT_LT(start, wait);
   EXPECT_EQ(std::find(start, wait, "idle"), wait) << "the stream went idle mid-collective";
   EXPECT_EQ(std::count(log.begin(), log.end(), "start"), 1);
-  std::vector<float> result(16);
-  backend.copy_to_host(*out[0], result.data(), 64);
   const std::vector<float> expect = expected_overlap_result();
   for (int i = 0; i < 16; ++i) EXPECT_NEAR(result[i], expect[i], 1e-5) << i;
 }

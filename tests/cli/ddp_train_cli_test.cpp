@@ -176,6 +176,27 @@ class DdpTrainCli : public ::testing::Test {
     corpus_ = write_tiny_corpus(dir_, 400);
   }
 
+  // `samples` training samples, 2 epochs, no evaluation: one process x
+  // `one_batch` into dir_/<tag>_one and 2 ranks x `two_batch` into
+  // dir_/<tag>_two, `ga` accumulation steps; their trainer_state.json.
+  void padded_runs(const std::string& tag, const char* samples, int one_batch, int two_batch,
+                   int ga, nlohmann::json* s1, nlohmann::json* s2) {
+    auto flags = [&](const std::string& out, int batch) {
+      auto f = ddp_flags(corpus_, out, batch, ga);
+      f.insert(f.end(), {"--max_train_samples", samples, "--max_steps", "-1", "--num_train_epochs",
+                         "2", "--eval_on_start", "false", "--do_eval", "false"});
+      return f;
+    };
+    const std::string one = dir_.sub(tag + "_one"), two = dir_.sub(tag + "_two");
+    CliResult r1 = run_ranks(dir_, 0, flags(one, one_batch));
+    ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
+    CliResult r2 = run_ranks(dir_, 2, flags(two, two_batch));
+    ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
+    *s1 = read_json(one + "/trainer_state.json");
+    *s2 = read_json(two + "/trainer_state.json");
+    ASSERT_FALSE(s1->is_discarded() || s2->is_discarded());
+  }
+
   // 1 rank x batch 8 and 2 ranks x batch 4, with `ga` accumulation steps.
   void expect_same_as_one_process(int ga) {
     const std::string one = dir_.sub("one"), two = dir_.sub("two");
@@ -311,19 +332,8 @@ size_t count_of(const std::string& text, const std::string& needle) {
 // 15 real samples (batches of 8 and 7): the same losses and weights to 1e-6.
 TEST_F(DdpTrainCli, PaddedSampleCountsZeroSoTwoRanksEqualOneProcessOnTheRealSamples) {
   const std::string one = dir_.sub("pad_one"), two = dir_.sub("pad_two");
-  auto flags = [&](const std::string& out, int batch) {
-    auto f = ddp_flags(corpus_, out, batch, 1);
-    f.insert(f.end(), {"--max_train_samples", "15", "--max_steps", "-1", "--num_train_epochs", "2",
-                       "--eval_on_start", "false", "--do_eval", "false"});
-    return f;
-  };
-  CliResult r1 = run_ranks(dir_, 0, flags(one, 8));
-  ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
-  CliResult r2 = run_ranks(dir_, 2, flags(two, 4));
-  ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
-  nlohmann::json s1 = read_json(one + "/trainer_state.json");
-  nlohmann::json s2 = read_json(two + "/trainer_state.json");
-  ASSERT_FALSE(s1.is_discarded() || s2.is_discarded());
+  nlohmann::json s1, s2;
+  ASSERT_NO_FATAL_FAILURE(padded_runs("pad", "15", 8, 4, 1, &s1, &s2));
   EXPECT_EQ(s2.value("global_step", -1), 4);
   const auto loss1 = logged(s1, "loss");
   ASSERT_EQ(loss1.size(), 4u);
@@ -338,19 +348,8 @@ TEST_F(DdpTrainCli, PaddedSampleCountsZeroSoTwoRanksEqualOneProcessOnTheRealSamp
 // and 1 batches), and the logged loss is that sample's.
 TEST_F(DdpTrainCli, BatchOfOnlyPaddingAddsNothingAndGivesNoNaN) {
   const std::string one = dir_.sub("only_pad_one"), two = dir_.sub("only_pad_two");
-  auto flags = [&](const std::string& out, int batch) {
-    auto f = ddp_flags(corpus_, out, batch, 2);
-    f.insert(f.end(), {"--max_train_samples", "5", "--max_steps", "-1", "--num_train_epochs", "2",
-                       "--eval_on_start", "false", "--do_eval", "false"});
-    return f;
-  };
-  CliResult r1 = run_ranks(dir_, 0, flags(one, 2));
-  ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
-  CliResult r2 = run_ranks(dir_, 2, flags(two, 1));
-  ASSERT_EQ(r2.exit_code, 0) << r2.err << r2.out;
-  nlohmann::json s1 = read_json(one + "/trainer_state.json");
-  nlohmann::json s2 = read_json(two + "/trainer_state.json");
-  ASSERT_FALSE(s1.is_discarded() || s2.is_discarded());
+  nlohmann::json s1, s2;
+  ASSERT_NO_FATAL_FAILURE(padded_runs("only_pad", "5", 2, 1, 2, &s1, &s2));
   const auto loss1 = logged(s1, "loss"), loss2 = logged(s2, "loss");
   ASSERT_EQ(loss1.size(), 4u);
   for (double l : loss2) EXPECT_TRUE(std::isfinite(l)) << l;
