@@ -141,23 +141,8 @@ int main(int argc, char** argv) {
       "(padded) threads=%d steps=%d warmup=%d dropout=%.2f bf16=%d\n",
       o.get("n_layer"), o.get("hidden"), o.get("n_head"), o.get("batch_size"), o.get("seq_len"),
       o.get("threads"), o.get("steps"), o.get("warmup"), o.dropout, o.get("bf16"));
-  std::string suffix = o.get("bf16") ? " bf16" : "";
-  std::vector<Result> rs;
-  if (o.get("loom_eager"))
-    rs.push_back(run_loom(o, loom::Device("cpu"), "loom cpu (eager)" + suffix));
-  loom::metrics::reset();
-  Result lazy = run_loom(o, loom::Device("lazy"), "loom lazy" + suffix);
-  rs.push_back(lazy);
-  std::printf("loom lazy compile: CompileTime %.1f ms (UncachedCompile %lld)\n",
-              loom::metrics::timer_total_ns("CompileTime") / 1e6,
-              static_cast<long long>(loom::metrics::counter("UncachedCompile")));
-  std::optional<Result> torch_eager, torch_compile;
-  if (o.get("peer")) torch_eager = run_peer(o, "eager");
-  if (torch_eager && o.get("compile")) torch_compile = run_peer(o, "compile");
-  if (torch_eager) rs.push_back(*torch_eager);
-  if (torch_compile) rs.push_back(*torch_compile);
-  bench::print_table(rs, double(o.get("batch_size")), "samples/s");
-  if (torch_eager) std::printf("ratio_lazy_vs_torch=%.3f\n", torch_eager->ms / lazy.ms);
-  if (torch_compile) std::printf("ratio_lazy_vs_compile=%.3f\n", torch_compile->ms / lazy.ms);
-  return 0;
+  return bench::run_comparison(
+      o, [&](const loom::Device& dev, const std::string& name) { return run_loom(o, dev, name); },
+      [&](const char* mode) { return run_peer(o, mode); }, double(o.get("batch_size")),
+      "samples/s");
 }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "loom/autocast.h"
+#include "loom/metrics.h"
 
 namespace bench {
 
@@ -215,6 +216,38 @@ inline void print_table(const std::vector<Result>& rs, double items_per_step, co
                 r.name.c_str(), r.ms, r.cpu_ms, rate, r.first_ms, r.rss_mb, r.faults, r.loss_first,
                 r.loss_last, r.note.c_str());
   }
+}
+
+/// The comparison every step bench runs: loom eager (with --loom_eager) and
+/// lazy through `run_loom(device, name)`, lazy's compile metrics, the peer's
+/// eager (with --peer) and torch.compile (with --compile) through
+/// `run_peer(mode)`, then the table and the lazy-vs-peer ratios.
+template <typename RunLoom, typename RunPeer>
+int run_comparison(const Options& o, RunLoom run_loom, RunPeer run_peer, double items_per_step,
+                   const char* unit) {
+  std::string suffix = o.get("bf16") ? " bf16" : "";
+  std::vector<Result> rs;
+  if (o.get("loom_eager")) rs.push_back(run_loom(loom::Device("cpu"), "loom cpu (eager)" + suffix));
+  loom::metrics::reset();
+  Result lazy = run_loom(loom::Device("lazy"), "loom lazy" + suffix);
+  rs.push_back(lazy);
+  std::printf(
+      "loom lazy compile: CompileTime %.1f ms (UncachedCompile %lld, CachedCompile %lld), "
+      "ExecuteTime %.1f ms over %lld executions\n",
+      loom::metrics::timer_total_ns("CompileTime") / 1e6,
+      static_cast<long long>(loom::metrics::counter("UncachedCompile")),
+      static_cast<long long>(loom::metrics::counter("CachedCompile")),
+      loom::metrics::timer_total_ns("ExecuteTime") / 1e6,
+      static_cast<long long>(loom::metrics::timer_count("ExecuteTime")));
+  std::optional<Result> torch_eager, torch_compile;
+  if (o.get("peer")) torch_eager = run_peer("eager");
+  if (torch_eager && o.get("compile")) torch_compile = run_peer("compile");
+  if (torch_eager) rs.push_back(*torch_eager);
+  if (torch_compile) rs.push_back(*torch_compile);
+  print_table(rs, items_per_step, unit);
+  if (torch_eager) std::printf("ratio_lazy_vs_torch=%.3f\n", torch_eager->ms / lazy.ms);
+  if (torch_compile) std::printf("ratio_lazy_vs_compile=%.3f\n", torch_compile->ms / lazy.ms);
+  return 0;
 }
 
 }  // namespace bench
