@@ -55,7 +55,7 @@ macro(loom_require_pkgconfig prefix module debian_package)
   endif()
 endmacro()
 
-# loom_find_mpi(MODE): Open MPI for the "mpi" ProcessGroup (src/dist/).
+# loom_find_mpi(MODE): Open MPI for the "mpi" ProcessGroup (src/distributed/).
 # MODE (the LOOM_MPI cache variable): ON requires it (naming libopenmpi-dev
 # when missing), AUTO uses it when found, OFF never. Sets LOOM_WITH_MPI to 1
 # or 0; the build without MPI still has the one-rank group.

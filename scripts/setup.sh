@@ -26,7 +26,7 @@ packages=(
   libbenchmark-dev                                  # find_package(benchmark): bench/
   libopenmpi-dev openmpi-bin                        # find_package(MPI): the mpi ProcessGroup
                                                     #   (--ddp_backend mpi) and mpirun for its tests
-  iproute2                                          # ip netns / veth: tests/dist/two_hosts.sh
+  iproute2                                          # ip netns / veth: tests/distributed/two_hosts.sh
   python3 python3-pip                               # tools/ scripts and the check_layers CTest
   librsvg2-bin                                      # rsvg-convert: training_curves.png next to the
                                                     #   .svg (optional: without it, only the SVG)

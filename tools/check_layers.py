@@ -21,9 +21,9 @@ import sys
 import tempfile
 
 # Pipeline order: a layer may use only itself and the layers before it.
-# dist (ProcessGroup, collectives) sits just above core: the backends' all_reduce
+# distributed (ProcessGroup, collectives) sits just above core: the backends' all_reduce
 # kernels call it, and it needs nothing but core.
-LAYERS = ["core", "dist", "io", "ops", "ir", "compiler", "backends", "lazy",
+LAYERS = ["core", "distributed", "io", "ops", "ir", "compiler", "backends", "lazy",
           "autograd", "nn", "optim", "data", "train"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
@@ -31,7 +31,7 @@ RANK = {name: i for i, name in enumerate(LAYERS)}
 # tensor.h declares the handle the lazy layer stores (its methods are
 # implemented above, in autograd, which is allowed: a layer may use lower ones).
 PUBLIC_HEADER_LAYER = {"tensor.h": "lazy", "lazy.h": "lazy", "metrics.h": "core", "nn.h": "nn",
-                      "dist.h": "dist"}
+                      "dist.h": "distributed"}
 
 SOURCE_EXTS = (".h", ".hpp", ".cpp", ".cc", ".def", ".inc", ".cu", ".cuh")
 IMPL_EXTS = (".cpp", ".cc", ".cu")  # files that can implement a public header

@@ -2,7 +2,7 @@
 // each: collect.cpp (the pending graph of the roots, post-order, inputs
 // deduped by buffer; which inputs may be donated), graph_key.cpp (hash),
 // compile_cache.cpp (cache), compile.cpp (passes, lowering, the backend's
-// compile, which plans memory), plan.cpp (the plan's metrics and
+// compile, which plans memory), plan_report.cpp (the plan's metrics and
 // LOOM_DEBUG line), execute.cpp (run the executable on the executor
 // thread), rebind.cpp (results become device data; host reads go through
 // the backend's copies). graph_executor.cpp strings them together (sync,

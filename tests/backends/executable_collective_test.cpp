@@ -19,7 +19,7 @@
 #include "backends/executable.h"
 #include "common/scoped_env.h"
 #include "compiler/program.h"
-#include "dist/group_testing.h"
+#include "distributed/group_testing.h"
 #include "ir/graph.h"
 #include "loom/dist.h"
 

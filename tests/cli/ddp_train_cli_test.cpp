@@ -46,7 +46,7 @@ CliResult run_ranks(const TempDir& dir, int np, const std::vector<std::string>& 
   std::string cmd = "OMP_NUM_THREADS=1 timeout -k 5 " + std::to_string(timeout_s) + " ";
   // Under the sanitizer build: Open MPI keeps its allocations until exit (its
   // unloaded components show as "<unknown module>"), which LeakSanitizer would
-  // report as loom's and turn into exit code 1 (as tests/dist/mpi_case.sh).
+  // report as loom's and turn into exit code 1 (as tests/distributed/mpi_case.sh).
   if (np > 0)
     cmd +=
         "env ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" mpirun "

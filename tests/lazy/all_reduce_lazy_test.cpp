@@ -1,7 +1,7 @@
 // The all_reduce op on the lazy device in one process (the one-rank group):
 // traced into the step graph, the same graph key every step (the second step
 // is a cache hit, new values cause no recompile) and counted once per run
-// in AllReduceCount / AllReduceBytes. Several ranks: tests/dist/.
+// in AllReduceCount / AllReduceBytes. Several ranks: tests/distributed/.
 #include <gtest/gtest.h>
 
 #include "loom/collective.h"

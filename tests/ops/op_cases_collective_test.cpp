@@ -2,7 +2,7 @@
 // process, so the group is the one-rank group: all_reduce is the identity
 // there (sum and mean over one rank), which the forward tests check on every
 // backend against the reference, and its gradient is the identity too
-// (finite differences). Several ranks are tested under mpirun (tests/dist/).
+// (finite differences). Several ranks are tested under mpirun (tests/distributed/).
 #include "loom/collective.h"
 #include "ops/op_cases.h"
 

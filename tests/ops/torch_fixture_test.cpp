@@ -373,7 +373,7 @@ TEST(TorchFixtureCoverage, EveryOpKindHasACase) {
     }
   }
   // all_reduce: one process is the identity (op tests); its values over
-  // several ranks are checked under mpirun (tests/dist/dist_worker.cpp).
+  // several ranks are checked under mpirun (tests/distributed/dist_worker.cpp).
   const std::set<OpKind> random = {OpKind::k_dropout, OpKind::k_normal, OpKind::k_uniform,
                                    OpKind::k_fused_linear_cross_entropy, OpKind::k_all_reduce};
   for (int k = 0; k < ops::kNumOps; ++k) {

@@ -2,7 +2,7 @@
 // gradient bucket plan (reverse parameter order, byte cap, one dtype per
 // bucket), the pack -> reduce -> unpack of .grad, the strided eval shards
 // and their gathering back into dataset order. The multi-rank runs are in
-// tests/dist/ (mpirun).
+// tests/distributed/ (mpirun).
 #include <gtest/gtest.h>
 
 #include "loom/error.h"

@@ -1,5 +1,5 @@
 // loom_dist_worker: the program the multi-rank tests start under mpirun
-// (tests/dist/CMakeLists via the root CMakeLists; mpi_case.sh checks its
+// (tests/distributed/CMakeLists via the root CMakeLists; mpi_case.sh checks its
 // exit code, run time and output). One scenario per first argument:
 //   collectives   every ProcessGroup collective and the all_reduce op (eager,
 //                 lazy, gradient) against values computed here, and an async

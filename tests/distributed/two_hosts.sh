@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/dist/two_hosts.sh [--expect REGEX] CMD...: runs CMD as a 2-rank Open MPI job on two
+# tests/distributed/two_hosts.sh [--expect REGEX] CMD...: runs CMD as a 2-rank Open MPI job on two
 # "hosts" made on this machine, one rank each, talking over TCP:
 #   - two network namespaces (ip netns) joined by a veth pair, 10.231.N.1/2,
 #     each with its own host name (a UTS namespace: unshare --uts) and an

@@ -1,7 +1,7 @@
 // The MPI progress thread (see mpi_progress.h). Lock order: the registry's
 // lock, then mpi_mutex(); nobody takes them the other way round (a Work
 // starts its request under mpi_mutex() alone, then registers).
-#include "dist/mpi_progress.h"
+#include "distributed/mpi_progress.h"
 
 #if LOOM_WITH_MPI
 #include <algorithm>

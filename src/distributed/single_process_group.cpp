@@ -1,5 +1,5 @@
 // The one-rank ProcessGroup: identities, completed at once.
-#include "dist/single_process_group.h"
+#include "distributed/single_process_group.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -2,7 +2,7 @@
 // torchrun's variables), the one-rank group's collectives (identities that
 // still count in the metrics), the backend registry and its errors, and
 // check_same_on_all_ranks on one rank. Several ranks: the dist_* CTests
-// (tests/dist/dist_worker.cpp under mpirun).
+// (tests/distributed/dist_worker.cpp under mpirun).
 #include <gtest/gtest.h>
 
 #include "common/error_of.h"

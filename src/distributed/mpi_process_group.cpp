@@ -4,12 +4,12 @@
 // no 16-bit float type); mean is MPI_SUM divided by the world size on
 // completion. A started all_reduce is moved along by the progress thread
 // (mpi_progress.h) until its wait(). Open MPI 4.1 (Debian bookworm's openmpi-bin).
-#include "dist/mpi_process_group.h"
+#include "distributed/mpi_process_group.h"
 
-#include "dist/deadline.h"
+#include "distributed/deadline.h"
 
 #if LOOM_WITH_MPI
-#include "dist/mpi_progress.h"  // <mpi.h>, mpi_mutex()
+#include "distributed/mpi_progress.h"  // <mpi.h>, mpi_mutex()
 
 #include <cstdlib>
 #include <iostream>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/dist/mpi_case.sh: runs one multi-rank scenario under mpirun and checks
-# how it ended (the CTests of tests/dist/, see CMakeLists.txt).
+# tests/distributed/mpi_case.sh: runs one multi-rank scenario under mpirun and checks
+# how it ended (the CTests of tests/distributed/, see CMakeLists.txt).
 #   mpi_case.sh EXPECT MAX_SECONDS REGEX NP PROGRAM ARGS...
 # EXPECT is "zero" or "nonzero" (the job's exit code), MAX_SECONDS the most
 # the job may take (a hang fails), REGEX an extended regex the combined

@@ -1,6 +1,6 @@
-// dist::deadline_after (src/dist/deadline.h): now + timeout without int64
+// dist::deadline_after (src/distributed/deadline.h): now + timeout without int64
 // overflow for a --ddp_timeout near the largest int64 number of seconds.
-#include "dist/deadline.h"
+#include "distributed/deadline.h"
 
 #include <gtest/gtest.h>
 

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "dist/group_testing.h"
-#include "dist/mpi_process_group.h"
-#include "dist/single_process_group.h"
+#include "distributed/group_testing.h"
+#include "distributed/mpi_process_group.h"
+#include "distributed/single_process_group.h"
 #include "loom/dist.h"
 #include "loom/error.h"
 

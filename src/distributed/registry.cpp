@@ -1,8 +1,8 @@
 // The ProcessGroup backends by name, one line each. To add one (e.g. NCCL
 // for the cuda backend): implement ProcessGroup in its own file with a
 // make_<name>_process_group(), and add its line here (docs/distributed.md).
-#include "dist/mpi_process_group.h"
-#include "dist/single_process_group.h"
+#include "distributed/mpi_process_group.h"
+#include "distributed/single_process_group.h"
 
 namespace loom::dist {
 
