@@ -3,17 +3,17 @@
 // the lazy device: those pull in every model and backend, which the parser
 // only asks two questions. Assumes the harness fuzzes parsing, not whether a
 // backend or model type exists (tests/cli and tests/train check those).
+#include <deque>
 #include <string>
-#include <vector>
 
 #include "loom/lazy.h"
 #include "loom/model_registry.h"
 
 namespace loom {
 
-const std::vector<ModelTypeEntry>& model_types() {
-  static const std::vector<ModelTypeEntry> kNames = [] {
-    std::vector<ModelTypeEntry> out;
+const std::deque<ModelTypeEntry>& model_types() {
+  static const std::deque<ModelTypeEntry> kNames = [] {
+    std::deque<ModelTypeEntry> out;
     for (const char* name : {"gpt2", "bert", "llama", "qwen2"}) {
       ModelTypeEntry e;
       e.model_type = name;

@@ -5,7 +5,8 @@
 #include <cstdlib>
 
 #include "fuzz_util.h"
-#include "loom/config.h"
+#include "loom/bert_config.h"
+#include "loom/gpt2_config.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "loom/bert_config.h"
 #include "loom/masked_lm.h"
 #include "loom/pretrained_model.h"
 #include "loom/sequence_classifier.h"

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "loom/causal_lm.h"
+#include "loom/gpt2_config.h"
 
 namespace loom {
 

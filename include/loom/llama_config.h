@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loom/config.h"
+#include "loom/model_config.h"
 
 namespace loom {
 
@@ -81,6 +83,22 @@ struct LlamaConfig : PretrainedConfig {
   static LlamaConfig from_json_file(const std::string& path);
   std::string to_json_string() const;
   void save(const std::string& path) const;
+
+  // What the registry needs (loom::ModelConfig), counted from
+  // transformers' modeling_llama.py module layout.
+  /// Parameters of LlamaModel plus the untied lm_head when `lm_head` and
+  /// !tie_word_embeddings. With A = heads*head_dim, K = kv_heads*head_dim:
+  /// V*H + H + L*(2H + H*A + 2*H*K + A*H + 3*H*I [+ biases]).
+  double parameter_count(bool lm_head = true) const;
+  /// "num_hidden_layers 32, hidden_size 4096, intermediate_size 11008, ...".
+  std::string size_text() const;
+  /// embed_tokens, layer 0's q/k projections and gate_proj weights.
+  std::vector<ConfigTensor> config_tensors() const;
+  int64_t max_positions() const { return max_position_embeddings; }
+  /// peft's default for llama and qwen2: {"q_proj", "v_proj"}.
+  std::vector<std::string> default_lora_targets() const { return {"q_proj", "v_proj"}; }
 };
+
+static_assert(ModelConfig<LlamaConfig>);
 
 }  // namespace loom

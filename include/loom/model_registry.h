@@ -5,28 +5,42 @@
 // class, the default config for --model_type) and `loom generate` (any
 // CausalLM) all look models up here, so adding a model is one folder under
 // src/nn/models/ and one line in src/nn/model_registry.cpp (docs/models.md).
+// A program can register a model of its own, defined outside loom, with
+// register_model_type (examples/custom_model.cpp): no edit inside loom.
 //
 //   const loom::ModelTypeEntry& e = loom::model_type_entry("llama");
 //   const loom::ArchitectureEntry* a = e.for_task("causal-lm");   // LlamaForCausalLM
 //   auto model = a->make(e.default_config_json());                // random init
 //
-// Each architecture registers with its task's interface (causal_lm<M>,
-// masked_lm<M>, sequence_classifier<M> check at compile time that M derives
-// CausalLM / MaskedLM / SequenceClassifier), and the Trainer and the CLI talk
-// to the interface, never to a model class.
+// Each architecture registers with its task's interface (causal_lm_class<M>,
+// masked_lm_class<M>, sequence_classifier_class<M> check at compile time that M
+// derives CausalLM / MaskedLM / SequenceClassifier), its config with
+// model_type_of<C>, which checks at compile time that C is a loom::ModelConfig
+// (loom/model_config.h: sizes, tensors, max positions, LoRA targets), and the
+// Trainer and the CLI talk to the interface, never to a model class:
+//
+//   loom::register_model_type(loom::model_type_of<TinyConfig>(
+//       "tiny", {loom::causal_lm_class<TinyForCausalLM>("TinyForCausalLM"),
+//                loom::base_model_class<TinyModel>("TinyModel")}));
 //
 // Configs travel as config.json text between the registry and its users, so
 // nothing outside a model's folder names its config struct.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "loom/causal_lm.h"
 #include "loom/config.h"
+#include "loom/masked_lm.h"
+#include "loom/model_config.h"
 #include "loom/pretrained_model.h"
+#include "loom/sequence_classifier.h"
 
 namespace loom {
 
@@ -74,8 +88,8 @@ struct ModelTypeEntry {
   /// Throws loom::Error "<prefix> <sizes> make <N> parameters: ... more than
   /// the <M> of memory available" when `copies` f32 copies of the parameters
   /// of config_json (weights, gradients, optimizer state: `why`) would not
-  /// fit in the available memory (nn/models/model_size.h), before anything is
-  /// allocated. Every registered type has a size rule (model_size.h).
+  /// fit in the available memory (check_parameters_fit), before anything is
+  /// allocated. Every registered type has a size rule (its ModelConfig).
   std::function<void(const std::string& config_json, const std::string& where,
                      const std::string& prefix, double copies, const std::string& why)>
       check_fits;
@@ -84,6 +98,9 @@ struct ModelTypeEntry {
   std::function<void(const std::string& dir, const std::string& config_json,
                      const std::string& where)>
       check_pretrained;
+  /// peft's default target_modules for this type (ModelConfig's
+  /// default_lora_targets()); empty when there is none.
+  std::vector<std::string> default_lora_targets;
   /// The class serving `task`, or nullptr.
   const ArchitectureEntry* for_task(const std::string& task) const;
   /// The class named `name`, or nullptr.
@@ -94,8 +111,90 @@ struct ModelTypeEntry {
   std::vector<std::string> tasks() const;
 };
 
-/// Every registered model type, in registration order.
-const std::vector<ModelTypeEntry>& model_types();
+/// An architecture entry for class M serving `task` ("" for the base model):
+/// `make` parses and validates M::Config from config.json text and builds M.
+template <typename M>
+requires ModelConfig<typename M::Config> && std::is_base_of_v<PretrainedModel, M> ArchitectureEntry
+architecture_class(std::string name, std::string task) {
+  return {
+      std::move(name), std::move(task),
+      [](const std::string& json, const std::string& where) -> std::shared_ptr<PretrainedModel> {
+        return std::make_shared<M>(M::Config::from_json_string(json, where));
+      }};
+}
+/// The entries per task: the task comes with its interface, checked at compile time.
+template <typename M>
+ArchitectureEntry causal_lm_class(std::string name) {
+  static_assert(std::is_base_of_v<CausalLM, M>, "a causal-lm class derives loom::CausalLM");
+  return architecture_class<M>(std::move(name), kTaskCausalLM);
+}
+template <typename M>
+ArchitectureEntry masked_lm_class(std::string name) {
+  static_assert(std::is_base_of_v<MaskedLM, M>, "a masked-lm class derives loom::MaskedLM");
+  return architecture_class<M>(std::move(name), kTaskMaskedLM);
+}
+template <typename M>
+ArchitectureEntry sequence_classifier_class(std::string name) {
+  static_assert(std::is_base_of_v<SequenceClassifier, M>,
+                "a text-classification class derives loom::SequenceClassifier");
+  return architecture_class<M>(std::move(name), kTaskTextClassification);
+}
+template <typename M>
+ArchitectureEntry base_model_class(std::string name) {
+  return architecture_class<M>(std::move(name), "");
+}
+
+/// The entry of a model type whose config is C (checked at compile time to be
+/// a loom::ModelConfig), with transformers' default config `defaults` and the
+/// classes `archs` (one of them the base model, task ""). Everything the entry
+/// does with a config (read, validate, size checks) comes from C's members.
+template <ModelConfig C>
+ModelTypeEntry model_type_of(std::string model_type, std::vector<ArchitectureEntry> archs,
+                             C defaults = C()) {
+  ModelTypeEntry e;
+  e.model_type = std::move(model_type);
+  e.architectures = std::move(archs);
+  e.default_lora_targets = defaults.default_lora_targets();
+  e.default_config_json = [defaults] { return defaults.to_json_string(); };
+  e.read_config = [](const std::string& json, const std::string& where) {
+    C c = C::from_json_string(json, where);
+    c.validate();
+    ConfigSummary s;
+    s.common = c;
+    s.vocab_size = c.vocab_size;
+    s.max_positions = c.max_positions();
+    s.json = c.to_json_string();
+    return s;
+  };
+  e.check_fits = [](const std::string& json, const std::string& where, const std::string& prefix,
+                    double copies, const std::string& why) {
+    check_config_fits(prefix, C::from_json_string(json, where), copies, why);
+  };
+  e.check_pretrained = [](const std::string& dir, const std::string& json,
+                          const std::string& where) {
+    detail::check_pretrained_sizes(dir, C::from_json_string(json, where));
+  };
+  return e;
+}
+
+/// Adds `entry` to the registry, after loom's own types, for every lookup
+/// below (auto_from_pretrained, `loom`'s job set-up, generate). Register
+/// before the first lookup that should see it: at static initialisation
+/// (a RegisterModelType object) or at the start of main; registration is
+/// serialized but is not meant to race with lookups. Throws loom::Error
+/// "[models] ..." for an empty model_type, one already registered, an entry
+/// without a base model (task "") or without default_config_json /
+/// read_config / check_fits / check_pretrained (build it with model_type_of).
+void register_model_type(ModelTypeEntry entry);
+/// Registers at static initialisation:
+/// `static loom::RegisterModelType kTiny(loom::model_type_of<TinyConfig>(...));`
+struct RegisterModelType {
+  explicit RegisterModelType(ModelTypeEntry entry) { register_model_type(std::move(entry)); }
+};
+
+/// Every registered model type, in registration order (loom's own first). A
+/// deque: registering a type leaves references to earlier entries valid.
+const std::deque<ModelTypeEntry>& model_types();
 /// The entry of `model_type`; throws loom::Error "[models] model_type '<t>'
 /// is not supported (gpt2, bert, ...)".
 const ModelTypeEntry& model_type_entry(const std::string& model_type);

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "loom/config.h"
-#include "loom/llama_config.h"
+#include "loom/model_config.h"
 #include "loom/nn.h"
 
 namespace loom {
@@ -113,18 +113,23 @@ namespace detail {
 /// `device` and sets eval mode.
 void load_pretrained_weights(PretrainedModel& model, const std::string& dir, const Device& device,
                              const PretrainedOptions& options);
-/// Checks made before a model for `dir` is allocated: the config's parameter
-/// count x 4 bytes (f32) against the memory available (core/memory_info.h),
-/// and the sizes the config sets (embeddings, widths) against the shapes of
-/// `dir`'s checkpoint tensors. Throws loom::Error "[from_pretrained] <dir>:
-/// ..." naming the tensor and both shapes, or the sizes and the memory.
-void check_pretrained_sizes(const std::string& dir, const GPT2Config& config);
-void check_pretrained_sizes(const std::string& dir, const BertConfig& config);
-void check_pretrained_sizes(const std::string& dir, const LlamaConfig& config);
-/// A model type without size rules yet: nothing is checked before allocation
-/// (load_pretrained_weights still checks every shape).
-template <typename Config>
-void check_pretrained_sizes(const std::string&, const Config&) {}
+/// Throws loom::Error "[from_pretrained] <dir>: shape mismatch: <tensor>
+/// (checkpoint <shape>, model <shape>); config.json's <fields> disagree ..."
+/// for the first of `want` whose checkpoint tensor (found by name suffix)
+/// has another shape; tensors absent from `dir` are skipped.
+void check_config_tensors(const std::string& dir, const std::vector<ConfigTensor>& want);
+/// Checks made before a model for `dir` is allocated: validate(), the
+/// config's parameter count x 4 bytes (f32) against the memory available
+/// (check_parameters_fit), and the sizes the config sets (config_tensors())
+/// against the shapes of `dir`'s checkpoint tensors. Throws loom::Error
+/// "[from_pretrained] <dir>: ..." naming the tensor and both shapes, or the
+/// sizes and the memory.
+template <ModelConfig C>
+void check_pretrained_sizes(const std::string& dir, const C& config) {
+  config.validate();
+  check_config_fits("[from_pretrained] " + dir + ": config.json's", config);
+  check_config_tensors(dir, config.config_tensors());
+}
 }  // namespace detail
 
 /// Builds an `M` from `dir`/config.json and loads `dir`'s weights, as
@@ -143,8 +148,8 @@ void check_pretrained_sizes(const std::string&, const Config&) {}
 /// where the model has a floating one, or a checkpoint that provides none of
 /// the model's weights.
 template <typename M>
-std::shared_ptr<M> from_pretrained(const std::string& dir, const Device& device = {},
-                                   const PretrainedOptions& options = {}) {
+requires ModelConfig<typename M::Config> std::shared_ptr<M> from_pretrained(
+    const std::string& dir, const Device& device = {}, const PretrainedOptions& options = {}) {
   auto config = M::Config::from_json_file(dir + "/config.json");
   detail::check_pretrained_sizes(dir, config);  // before anything is allocated
   std::shared_ptr<M> model;

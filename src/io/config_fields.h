@@ -1,10 +1,9 @@
 // ConfigField: one field of a model config declared once — its config.json name (and the
 // aliases transformers' attribute_map accepts), the member it lives in and its validation
-// rule. Each config (GPT2Config, BertConfig in io/config.cpp; LlamaConfig in
-// nn/models/llama/) declares one table of them, and that table drives reading
-// (ConfigReader), writing and the per-field checks of validate(); --config_overrides edits
-// config.json text, so it follows from reading and writing. Rules that tie several fields
-// together (n_embd % n_head, rope) stay in each config's validate().
+// rule. Each config (in its model's folder, nn/models/<model>/<model>_config.cpp) declares one
+// table of them, and that table drives reading (ConfigReader), writing and the per-field checks of
+// validate(); --config_overrides edits config.json text, so it follows from reading and writing.
+// Rules that tie several fields together (n_embd % n_head, rope) stay in each config's validate().
 //
 //   const std::vector<io::ConfigField<GPT2Config>> kFields = {
 //       {{"n_layer", "num_hidden_layers"}, &GPT2Config::n_layer, io::FieldRule::kSize}, ...};
@@ -74,6 +73,14 @@ void write_config_fields(nlohmann::json& j, const C& c, const std::vector<Config
   for (const ConfigField<C>& f : fields)
     std::visit([&](auto member) { j[f.names.front()] = field_json(c.*member); }, f.member);
 }
+
+/// True for the activation names GPT-2's and BERT's configs accept: "gelu",
+/// "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "quick_gelu", "relu",
+/// "silu", "swish", "tanh" (transformers' ACT2FN names loom implements).
+bool known_activation(const std::string& name);
+/// Throws loom::Error "[<config>] add_cross_attention is not supported" when
+/// c.extra sets add_cross_attention to true.
+void check_no_cross_attention(const char* config, const PretrainedConfig& c);
 
 /// Applies each field's rule, in table order; `config` names the struct in errors.
 template <typename C>

@@ -1,4 +1,5 @@
-// ConfigReader and the JSON helpers behind loom/config.h. The common fields
+// ConfigReader and the JSON helpers behind loom/config.h (and PretrainedConfig's
+// own functions: set_num_labels, read_model_type). The common fields
 // follow transformers' PretrainedConfig (configuration_utils.py): id2label
 // keys are strings of integers in the file; num_labels may stand in for it.
 #include "io/config_json.h"
@@ -220,3 +221,20 @@ json optional_json(const std::optional<int64_t>& v) { return v ? json(*v) : json
 json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 }  // namespace loom::io
+
+namespace loom {
+
+void PretrainedConfig::set_num_labels(int64_t n) {
+  id2label.clear();
+  for (int64_t i = 0; i < n; ++i) id2label[i] = "LABEL_" + std::to_string(i);
+}
+
+std::string read_model_type(const std::string& path) {
+  nlohmann::json j = io::parse_config_object(io::read_config_text(path), path);
+  auto it = j.find("model_type");
+  if (it == j.end() || it->is_null()) return "";
+  LOOM_CHECK(it->is_string(), "[config] ", path, ": model_type must be a string");
+  return it->get<std::string>();
+}
+
+}  // namespace loom

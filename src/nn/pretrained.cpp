@@ -18,7 +18,6 @@
 #include "loom/models.h"
 #include "loom/safetensors.h"
 #include "nn/models/init_weights.h"
-#include "nn/models/model_size.h"
 
 namespace loom {
 
@@ -105,43 +104,19 @@ void check_dtype(const std::string& dir, const std::string& name, DType file, DT
        " (only floating dtypes F32/F16/BF16 convert into each other)");
 }
 
-void check_config_tensors(const std::string& dir, const std::vector<models::ConfigTensor>& want) {
+}  // namespace
+
+namespace detail {
+
+void check_config_tensors(const std::string& dir, const std::vector<ConfigTensor>& want) {
   io::PretrainedWeights weights = io::PretrainedWeights::open(dir);
-  for (const models::ConfigTensor& t : want) {
+  for (const ConfigTensor& t : want) {
     const safetensors::TensorInfo* info = find_config_tensor(weights, t.name);
     if (info == nullptr || info->shape == t.shape) continue;
     fail("[from_pretrained] ", dir, ": shape mismatch: ", info->name, " (checkpoint ",
          to_string(info->shape), ", model ", to_string(t.shape), "); config.json's ", t.fields,
          " disagree with the weights (checked before the model is allocated)");
   }
-}
-
-}  // namespace
-
-namespace detail {
-
-void check_pretrained_sizes(const std::string& dir, const GPT2Config& config) {
-  config.validate();
-  models::check_parameters_fit("[from_pretrained] " + dir + ": config.json's",
-                               models::gpt2_parameter_count(config),
-                               models::gpt2_size_text(config));
-  check_config_tensors(dir, models::gpt2_config_tensors(config));
-}
-
-void check_pretrained_sizes(const std::string& dir, const BertConfig& config) {
-  config.validate();
-  models::check_parameters_fit("[from_pretrained] " + dir + ": config.json's",
-                               models::bert_parameter_count(config),
-                               models::bert_size_text(config));
-  check_config_tensors(dir, models::bert_config_tensors(config));
-}
-
-void check_pretrained_sizes(const std::string& dir, const LlamaConfig& config) {
-  config.validate();
-  models::check_parameters_fit("[from_pretrained] " + dir + ": config.json's",
-                               models::llama_parameter_count(config),
-                               models::llama_size_text(config));
-  check_config_tensors(dir, models::llama_config_tensors(config));
 }
 
 void load_pretrained_weights(PretrainedModel& model, const std::string& dir, const Device& device,

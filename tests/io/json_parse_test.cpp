@@ -10,7 +10,8 @@
 #include "common/error_of.h"
 #include "io/json_parse.h"
 #include "io/text_files.h"
-#include "loom/config.h"
+#include "loom/bert_config.h"
+#include "loom/gpt2_config.h"
 
 namespace loom::io {
 namespace {

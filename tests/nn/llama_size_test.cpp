@@ -1,5 +1,5 @@
 // Size checks before allocation for the Llama family (issue 13): the parameter count of
-// nn/models/model_size.h equals the built model's (tied, untied, Qwen2 biases, GQA,
+// LlamaConfig::parameter_count equals the built model's (tied, untied, Qwen2 biases, GQA,
 // head_dim), a config larger than memory is a loom::Error before anything is allocated
 // (constructor, registry check_fits, from_pretrained), and a config.json whose sizes
 // disagree with the checkpoint is refused before the model is built. Also: every
@@ -19,7 +19,6 @@
 #include "loom/model_registry.h"
 #include "loom/sequence_classifier.h"
 #include "nn/model_test_util.h"
-#include "nn/models/model_size.h"
 
 namespace loom {
 namespace {
@@ -55,12 +54,12 @@ TEST(LlamaSize, ParameterCountEqualsTheBuiltModel) {
   qwen.num_key_value_heads = 1;
   qwen.tie_word_embeddings = false;
   for (const LlamaConfig& c : {tied, untied, qwen}) {
-    SCOPED_TRACE(models::llama_size_text(c));
+    SCOPED_TRACE(c.size_text());
     LlamaModel base(c);
-    EXPECT_EQ(models::llama_parameter_count(c, false), static_cast<double>(base.num_parameters()));
+    EXPECT_EQ(c.parameter_count(false), static_cast<double>(base.num_parameters()));
     if (!c.tie_word_embeddings) {  // no shared tensor: num_parameters counts the head once
       LlamaForCausalLM lm(c);
-      EXPECT_EQ(models::llama_parameter_count(c), static_cast<double>(lm.num_parameters()));
+      EXPECT_EQ(c.parameter_count(), static_cast<double>(lm.num_parameters()));
     }
   }
 }

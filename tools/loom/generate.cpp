@@ -33,12 +33,21 @@ struct GenerateArgs {
   bool do_sample = false, use_cache = true;
 };
 
+// "GPT2LMHeadModel, LlamaForCausalLM, ...": every registered causal-LM class.
+std::string causal_lm_class_names() {
+  std::string out;
+  for (const ModelTypeEntry& e : model_types())
+    if (const ArchitectureEntry* a = e.for_task(kTaskCausalLM))
+      out += (out.empty() ? "" : ", ") + a->name;
+  return out;
+}
+
 std::shared_ptr<CausalLM> load_causal_lm(const std::string& dir, const Device& device) {
   std::shared_ptr<PretrainedModel> model = auto_from_pretrained(dir, device);
   auto lm = std::dynamic_pointer_cast<CausalLM>(model);
   if (!lm)
-    fail("[generate] ", dir, " holds a ", model->architecture(),
-         "; generate needs a causal LM (GPT2LMHeadModel, LlamaForCausalLM, Qwen2ForCausalLM)");
+    fail("[generate] ", dir, " holds a ", model->architecture(), "; generate needs a causal LM (",
+         causal_lm_class_names(), ")");
   lm->eval();
   return lm;
 }

@@ -19,7 +19,6 @@
 #include "loom/model_registry.h"
 #include "loom/models.h"
 #include "loom/nn.h"
-#include "nn/models/model_size.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;

@@ -11,6 +11,7 @@
 #include "io/text_files.h"
 #include "loom/error.h"
 #include "loom/lora.h"
+#include "loom/model_registry.h"
 
 namespace loom {
 
@@ -116,9 +117,10 @@ LoraConfig LoraConfig::from_json_file(const std::string& path) {
 }
 
 std::vector<std::string> default_lora_target_modules(const std::string& model_type) {
-  // peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING.
-  if (model_type == "llama" || model_type == "qwen2") return {"q_proj", "v_proj"};
-  if (model_type == "gpt2") return {"c_attn"};
+  // Each config declares peft's default (ModelConfig::default_lora_targets).
+  for (const ModelTypeEntry& e : model_types())
+    if (e.model_type == model_type && !e.default_lora_targets.empty())
+      return e.default_lora_targets;
   fail("[lora] no default target_modules for model_type '", model_type,
        "' (pass --lora_target_modules)");
 }

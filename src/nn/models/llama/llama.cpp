@@ -13,7 +13,6 @@
 #include "loom/error.h"
 #include "nn/models/init_weights.h"
 #include "nn/models/llama/rotary.h"
-#include "nn/models/model_size.h"
 
 namespace loom {
 
@@ -137,8 +136,7 @@ class LlamaDecoderLayer : public nn::Module {
 
 LlamaModel::LlamaModel(const LlamaConfig& config) : config_(config) {
   config_.validate();
-  models::check_parameters_fit("[LlamaModel]", models::llama_parameter_count(config_, false),
-                               models::llama_size_text(config_));
+  check_parameters_fit("[LlamaModel]", config_.parameter_count(false), config_.size_text());
   {
     nn::NoInitGuard no_init;
     const LlamaConfig& c = config_;

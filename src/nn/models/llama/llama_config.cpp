@@ -3,9 +3,11 @@
 // list of plain fields (io/config_fields.h, as GPT-2's and BERT's): reading,
 // writing, the per-field checks and hence --config_overrides come from it; the rope entry (an
 // object in two historical forms) is handled beside it (transformers' modeling_rope_utils.py).
+// The parameter count and config-set shapes follow modeling_llama.py's module layout.
 #include "loom/llama_config.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "io/config_fields.h"
 #include "io/config_json.h"
@@ -190,6 +192,44 @@ std::string LlamaConfig::to_json_string() const {
 
 void LlamaConfig::save(const std::string& path) const {
   io::write_text_atomic(path, to_json_string());
+}
+
+double LlamaConfig::parameter_count(bool lm_head) const {
+  auto d = [](int64_t v) { return static_cast<double>(v); };
+  const double v = d(vocab_size), h = d(hidden_size), l = d(num_hidden_layers);
+  const double i = d(intermediate_size);
+  // head_size() / kv_heads() without int64 products: A = heads*dim, K = kv_heads*dim.
+  const double dim = head_dim ? d(*head_dim) : h / d(num_attention_heads);
+  const double a = d(num_attention_heads) * dim, k = d(kv_heads()) * dim;
+  const double layer = 2 * h                                      // two RMSNorms
+                       + h * a + (qkv_bias() ? a : 0)             // q_proj
+                       + 2 * (h * k + (qkv_bias() ? k : 0))       // k_proj, v_proj
+                       + a * h + (o_bias() ? h : 0)               // o_proj
+                       + 3 * h * i + (mlp_bias ? 2 * i + h : 0);  // gate, up, down
+  const double head = lm_head && !tie_word_embeddings ? v * h : 0;
+  return v * h + h + l * layer + head;
+}
+
+std::string LlamaConfig::size_text() const {
+  std::ostringstream s;
+  s << "num_hidden_layers " << num_hidden_layers << ", hidden_size " << hidden_size
+    << ", intermediate_size " << intermediate_size << ", num_attention_heads "
+    << num_attention_heads << ", num_key_value_heads " << kv_heads() << ", vocab_size "
+    << vocab_size;
+  return s.str();
+}
+
+std::vector<ConfigTensor> LlamaConfig::config_tensors() const {
+  const int64_t h = hidden_size, dim = head_size();
+  return {
+      {"embed_tokens.weight", {vocab_size, h}, "vocab_size, hidden_size"},
+      {"layers.0.self_attn.q_proj.weight",
+       {num_attention_heads * dim, h},
+       "num_attention_heads, head_dim, hidden_size"},
+      {"layers.0.self_attn.k_proj.weight",
+       {kv_heads() * dim, h},
+       "num_key_value_heads, head_dim, hidden_size"},
+      {"layers.0.mlp.gate_proj.weight", {intermediate_size, h}, "intermediate_size, hidden_size"}};
 }
 
 }  // namespace loom

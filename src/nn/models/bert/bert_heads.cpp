@@ -4,7 +4,7 @@
 // transformers' BertForSequenceClassification.forward).
 #include "loom/autocast.h"
 #include "loom/error.h"
-#include "nn/models/bert_parts.h"
+#include "nn/models/bert/bert_parts.h"
 #include "nn/models/init_weights.h"
 
 namespace loom {

@@ -6,9 +6,8 @@
 #include "loom/bert.h"
 
 #include "loom/error.h"
-#include "nn/models/bert_parts.h"
+#include "nn/models/bert/bert_parts.h"
 #include "nn/models/init_weights.h"
-#include "nn/models/model_size.h"
 
 namespace loom {
 
@@ -148,8 +147,7 @@ Tensor BertEmbeddings::forward(const Tensor& ids, const Tensor& token_type_ids,
 
 BertModel::BertModel(const BertConfig& config, bool add_pooling_layer) : config_(config) {
   config_.validate();
-  models::check_parameters_fit("[BertModel]", models::bert_parameter_count(config_),
-                               models::bert_size_text(config_));
+  check_config_fits("[BertModel]", config_);
   {
     nn::NoInitGuard no_init;
     const BertConfig& c = config_;

@@ -11,7 +11,6 @@
 
 #include "loom/error.h"
 #include "nn/models/init_weights.h"
-#include "nn/models/model_size.h"
 
 namespace loom {
 
@@ -117,8 +116,7 @@ class GPT2Block : public nn::Module {
 
 GPT2Model::GPT2Model(const GPT2Config& config) : config_(config) {
   config_.validate();
-  models::check_parameters_fit("[GPT2Model]", models::gpt2_parameter_count(config_),
-                               models::gpt2_size_text(config_));
+  check_config_fits("[GPT2Model]", config_);
   {
     nn::NoInitGuard no_init;
     const GPT2Config& c = config_;
