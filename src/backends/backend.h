@@ -12,6 +12,7 @@
 
 #include <bitset>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -95,6 +96,10 @@ class Backend {
   virtual Allocator& allocator() const;
   /// False when host code may not read or write the buffers' bytes.
   virtual bool host_visible() const { return true; }
+  /// Empty when this backend can run in this process; else one line saying why not
+  /// (e.g. its plugin is not installed). Device parsing refuses the backend with it,
+  /// and the cross-device test suites skip the backend with it.
+  virtual std::string unavailable_reason() const { return {}; }
   /// A buffer of `nbytes` in this backend's memory (contents unspecified).
   BufferPtr allocate(size_t nbytes) const;
   /// Copies `nbytes` from host memory into `dst` (this backend's), and back.
@@ -128,8 +133,10 @@ class Backend {
   /// elements (one OpenMP region instead of one per group).
   virtual void run_fused_batch(const std::vector<FusedCall>& calls) const;
   /// Creates the backend's process-wide state (libraries' globals, caches)
-  /// on the calling thread. The lazy device calls it before it registers its
-  /// exit-time drain, so that state is destroyed after the last job ran.
+  /// on the calling thread. The lazy device calls it for every registered
+  /// backend whose unavailable_reason() is empty (backend_names()) before it
+  /// registers its exit-time drain, so that state is destroyed after the last
+  /// job ran.
   virtual void warm_up() const {}
 };
 

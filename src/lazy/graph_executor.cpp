@@ -31,16 +31,19 @@ struct State {
   Executor executor;
 };
 // Never destroyed: the executor thread may still be parked at exit. What
-// jobs use (the metrics registry, the backends' globals) is created first,
-// then an exit handler waits for the queued jobs: exit handlers and static
+// jobs use (the metrics registry, the globals of every registered backend
+// that can run here: warm_up over backend_names()) is created first, then an
+// exit handler waits for the queued jobs: exit handlers and static
 // destructors run in reverse order of registration, so no job runs while
 // that state is being destroyed.
 State& state() {
   static State* s = [] {
     metrics::counter("");
     retain_freed_memory();  // steps reuse their temporaries' pages
-    backends::cpu_backend().warm_up();
-    backends::reference_backend().warm_up();
+    for (std::string_view name : backends::backend_names()) {
+      const backends::Backend& backend = backends::backend_by_name(name);
+      if (backend.unavailable_reason().empty()) backend.warm_up();
+    }
     auto* created = new State();
     std::atexit([] { state().executor.drain(); });
     return created;

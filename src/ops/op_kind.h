@@ -50,4 +50,18 @@ inline bool has_trait(OpKind op, OpTrait trait) { return (op_traits(op) & trait)
 /// Looks an op up by name; throws loom::Error "[ir] unknown op 'foo'".
 OpKind op_from_name(std::string_view name);
 
+/// One entry of a table generated from ops.def whose entry names a symbol
+/// only some ops define (autograd's grad_<op>, the cpu backend's cpu_<op>):
+/// own(0) when kOwn, else `fallback`. `own` is a generic lambda returning the
+/// symbol, so it is instantiated, and the symbol used, only where kOwn:
+///   table_entry<(kTraits & kNondiff) == 0>(GradRule{}, [](auto) { return &grad_abs; })
+template <bool kOwn, typename T, typename Own>
+constexpr T table_entry(T fallback, Own own) {
+  if constexpr (kOwn) {
+    return own(0);
+  } else {
+    return fallback;
+  }
+}
+
 }  // namespace loom::ops

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/backends.h"
 #include "common/temp_dir.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
@@ -97,14 +98,20 @@ inline std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& in
   return name;
 }
 /// Every fixture model (llama, qwen2: tools/make_llama_fixtures.py) on the
-/// eager cpu, lazy (lazy:cpu) and the simulated device lazy:sim (own memory
-/// and stream, the cpu kernels).
+/// eager cpu and on the lazy device of every registered backend that runs
+/// whole models (common/backends.h: lazy = lazy:cpu, lazy:sim, ...). A test
+/// skips a device that cannot run here (LOOM_SKIP_IF_UNAVAILABLE) and
+/// compares with transformers at model_tolerance(device).
 inline std::vector<ModelCase> all_model_cases() {
+  std::vector<std::string> devices = {"cpu"};
+  for (const std::string& d : lazy_devices(/*models=*/true)) devices.push_back(d);
   std::vector<ModelCase> out;
   for (const char* model : {"gpt2", "bert", "bert_seqcls", "llama", "qwen2"})
-    for (const char* device : {"cpu", "lazy", "lazy:sim"}) out.push_back({model, device});
+    for (const std::string& device : devices) out.push_back({model, device});
   return out;
 }
+/// The whole-model tolerance against transformers' fixtures on `device`.
+inline double model_tolerance(const std::string& device) { return device_traits(device).model_tol; }
 /// The fixture model `model` loaded with from_pretrained on `dev`.
 inline std::shared_ptr<PretrainedModel> load_fixture_model(const std::string& model,
                                                            const Device& dev) {

@@ -6,14 +6,16 @@
 // fuses the ops a public function expands to (softmax, gelu, layer_norm...),
 // so values are compared with the forward test's f32 tolerance and counted:
 // at least three quarters of the cases must match bit for bit. The same
-// cases on lazy:sim must equal lazy:cpu bit for bit.
+// cases run on every other registered backend against lazy:cpu
+// (BackendForward: lazy:sim bit for bit; tolerances in tests/common/backends.h).
 //
-//   ./loom_tests --gtest_filter='Op/LazyForward*'
+//   ./loom_tests --gtest_filter='Op/LazyForward*:Op/BackendForward*'
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
+#include "common/backends.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
@@ -81,16 +83,27 @@ TEST_P(LazyForward, LazyMatchesEager) {
       << bitwise << " of " << runs << " cases bitwise equal between eager and lazy";
 }
 
-// lazy:sim runs the same programs with the same cpu kernels on its own
-// memory and stream: every case must equal lazy:cpu bit for bit, errors
-// included (a kernel's loom::Error crosses the sim's stream thread).
-class SimForward : public ::testing::TestWithParam<ops::OpKind> {};
+// Every other registered backend (testing::cross_device_backends(): lazy:sim,
+// and whatever joins the registry) runs the same programs against lazy:cpu.
+// A backend with the same kernels (sim: its own memory and stream, the cpu
+// kernels) must equal lazy:cpu bit for bit, errors included (a kernel's
+// loom::Error crosses the sim's stream thread); any other within its
+// tolerance (testing::kBackendTraits), throwing where lazy:cpu throws.
+struct BackendOp {
+  std::string backend;
+  ops::OpKind op;
+};
 
-TEST_P(SimForward, SimMatchesLazyCpuBitwise) {
+class BackendForward : public ::testing::TestWithParam<BackendOp> {};
+
+TEST_P(BackendForward, MatchesLazyCpu) {
+  const std::string device = testing::lazy_device_of(GetParam().backend);
+  LOOM_SKIP_IF_UNAVAILABLE(device);
+  const testing::BackendTraits traits = testing::backend_traits(GetParam().backend);
   int runs = 0;
-  for (const OpCase* c : cases_for(GetParam())) {
+  for (const OpCase* c : cases_for(GetParam().op)) {
     for (DType dtype : c->dtypes) {
-      SCOPED_TRACE(case_label(*c) + " in " + dtype_name(dtype));
+      SCOPED_TRACE(case_label(*c) + " in " + dtype_name(dtype) + " on " + device);
       auto run_on = [&](const Device& dev, std::string* error) {
         CaseEnv env(dev, dtype, case_seed(*c));
         try {
@@ -103,14 +116,27 @@ TEST_P(SimForward, SimMatchesLazyCpuBitwise) {
           return Tensor();
         }
       };
-      std::string cpu_error, sim_error;
+      std::string cpu_error, error;
       Tensor expected = run_on(Device("lazy"), &cpu_error);
-      Tensor actual = run_on(Device("lazy:sim"), &sim_error);
-      EXPECT_EQ(sim_error, cpu_error);
+      Tensor actual = run_on(Device(device), &error);
+      if (traits.bitwise_with_cpu)
+        EXPECT_EQ(error, cpu_error);
+      else
+        EXPECT_EQ(error.empty(), cpu_error.empty()) << "lazy:cpu: " << cpu_error << "; " << error;
       if (!expected.defined() || !actual.defined()) continue;
       ++runs;
-      // Same kernels on both devices: NaN where lazy:cpu has NaN is the same number.
-      EXPECT_TRUE(bitwise_equal(actual, expected, /*nan_expected=*/true));
+      if (traits.bitwise_with_cpu) {
+        // Same kernels on both devices: NaN where lazy:cpu has NaN is the same number.
+        EXPECT_TRUE(bitwise_equal(actual, expected, /*nan_expected=*/true));
+        continue;
+      }
+      double tol = dtype == DType::f32    ? traits.f32_tol
+                   : dtype == DType::bf16 ? traits.bf16_tol
+                                          : traits.f16_tol;
+      if (!is_floating(dtype)) tol = 0;
+      EXPECT_TRUE(testing::all_close(
+          actual, expected, tol, tol * c->reduce_len,
+          c->nan_expected ? testing::Nan::kExpected : testing::Nan::kNotExpected));
     }
   }
   EXPECT_GT(runs, 0);
@@ -127,9 +153,23 @@ INSTANTIATE_TEST_SUITE_P(Op, LazyForward, ::testing::ValuesIn(every_op()),
                            return std::string(ops::op_name(info.param));
                          });
 
-INSTANTIATE_TEST_SUITE_P(Op, SimForward, ::testing::ValuesIn(every_op()),
-                         [](const ::testing::TestParamInfo<ops::OpKind>& info) {
-                           return std::string(ops::op_name(info.param));
+// Every op on every registered backend but the baseline cpu.
+std::vector<BackendOp> every_backend_op() {
+  std::vector<BackendOp> out;
+  for (const std::string& b : testing::cross_device_backends())
+    if (b != "cpu")
+      for (ops::OpKind op : every_op()) out.push_back({b, op});
+  return out;
+}
+
+void PrintTo(const BackendOp& p, std::ostream* os) {
+  *os << ops::op_name(p.op) << " on lazy:" << p.backend;
+}
+
+INSTANTIATE_TEST_SUITE_P(Op, BackendForward, ::testing::ValuesIn(every_backend_op()),
+                         [](const ::testing::TestParamInfo<BackendOp>& info) {
+                           return info.param.backend + "_" +
+                                  std::string(ops::op_name(info.param.op));
                          });
 
 }  // namespace

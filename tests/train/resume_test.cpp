@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/backends.h"
 #include "train/train_test_util.h"
 
 extern char** environ;
@@ -92,9 +93,18 @@ void expect_same_logs(const TrainerState& a, const TrainerState& b) {
 class ExactResume : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
+    LOOM_SKIP_IF_UNAVAILABLE(GetParam());
     if (Device(GetParam()).is_lazy()) testing::reset_lazy_and_wait();
   }
 };
+
+// The eager cpu and the lazy device of every registered backend that runs
+// whole models (common/backends.h).
+std::vector<std::string> resume_devices() {
+  std::vector<std::string> out = {"cpu"};
+  for (const std::string& d : testing::lazy_devices(/*models=*/true)) out.push_back(d);
+  return out;
+}
 
 TEST_P(ExactResume, StopAndResumeMidEpochEqualsUninterrupted) {
   testing::TempDir a_dir, b_dir;
@@ -128,12 +138,9 @@ TEST_P(ExactResume, ResumeAtAnEpochBoundary) {
   testing::expect_bitwise_equal(a.params, b.params);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ExactResume, ::testing::Values("cpu", "lazy", "lazy:sim"),
+INSTANTIATE_TEST_SUITE_P(Devices, ExactResume, ::testing::ValuesIn(resume_devices()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           for (char& ch : name)
-                             if (ch == ':') ch = '_';
-                           return name;
+                           return testing::device_test_name(info.param);
                          });
 
 // ---- Skipping at the sampler (transformers#8876). ----

@@ -9,7 +9,9 @@
 
 namespace loom::backends::cpu {
 
-/// The optimized kernel for `op`, or nullptr.
+/// The optimized kernel for `op` (registry.cpp: a table generated from
+/// ops.def; a new op that is not elementwise unary/binary or a reduction
+/// defines cpu_<name>, which may forward to the reference kernel).
 Kernel optimized_kernel(ops::OpKind op);
 
 /// Elements per parallel task for memory-bound loops: below this an op runs

@@ -1,80 +1,46 @@
-// Which ops have optimized cpu kernels: every op of ops.def. A kernel may
-// still hand a rare dtype case (bool arithmetic, integer pow_scalar, bool
+// Which ops have optimized cpu kernels: every op of ops.def, by a table
+// generated from ops.def (X-macro), so a new op joins it by its ops.def line
+// and its kernel: an elementwise unary op (cast included) runs cpu_unary, a
+// binary one (comparisons included) cpu_binary, a reduction cpu_reduce, and
+// any other op its own cpu_<name> (kernels.h). A kernel may still hand a
+// rare dtype case (bool arithmetic, integer pow_scalar, bool
 // index_add/scatter_add, zero-width attention) to the reference kernel.
 #include "backends/cpu/kernels.h"
 
 namespace loom::backends::cpu {
 
-Kernel optimized_kernel(ops::OpKind op) {
-  using ops::OpKind;
-  switch (op) {
-    case OpKind::k_arange:
-      return cpu_arange;
-    case OpKind::k_full:
-      return cpu_full;
-    case OpKind::k_where:
-      return cpu_where;
-    case OpKind::k_sum:
-    case OpKind::k_mean:
-    case OpKind::k_max:
-    case OpKind::k_min:
-    case OpKind::k_argmax:
-    case OpKind::k_var:
-      return cpu_reduce;
-    case OpKind::k_matmul:
-      return cpu_matmul;
-    case OpKind::k_softmax:
-      return cpu_softmax;
-    case OpKind::k_log_softmax:
-      return cpu_log_softmax;
-    case OpKind::k_layer_norm:
-      return cpu_layer_norm;
-    case OpKind::k_cross_entropy:
-      return cpu_cross_entropy;
-    case OpKind::k_cross_entropy_backward:
-      return cpu_cross_entropy_backward;
-    case OpKind::k_fused_linear_cross_entropy:
-      return cpu_fused_linear_cross_entropy;
-    case OpKind::k_attention:
-      return cpu_attention;
-    case OpKind::k_attention_backward:
-      return cpu_attention_backward;
-    case OpKind::k_embedding:
-      return cpu_embedding;
-    case OpKind::k_index_select:
-      return cpu_index_select;
-    case OpKind::k_index_add:
-      return cpu_index_add;
-    case OpKind::k_gather:
-      return cpu_gather;
-    case OpKind::k_scatter_add:
-      return cpu_scatter_add;
-    case OpKind::k_one_hot:
-      return cpu_one_hot;
-    case OpKind::k_reshape:
-      return cpu_reshape;
-    case OpKind::k_permute:
-      return cpu_permute;
-    case OpKind::k_expand:
-      return cpu_expand;
-    case OpKind::k_slice:
-      return cpu_slice;
-    case OpKind::k_concat:
-      return cpu_concat;
-    case OpKind::k_dropout:
-      return cpu_dropout;
-    case OpKind::k_all_reduce:
-      return cpu_all_reduce;
-    case OpKind::k_uniform:
-      return cpu_uniform;
-    case OpKind::k_normal:
-      return cpu_normal;
-    default:
-      break;
-  }
-  if (ops::has_trait(op, ops::kUnary)) return cpu_unary;
-  if (ops::has_trait(op, ops::kBinary)) return cpu_binary;
+// cpu_<name> for every op of ops.def: declared, so the table below can name
+// it; defined (kernels.h) only for the ops outside the three families, the
+// only ones whose own kernel the table takes.
+#define LOOM_OP(name, arity, traits) void cpu_##name(const OpCall& call);
+#include "ops/ops.def"
+#undef LOOM_OP
+
+namespace {
+
+// The kernel an op of ops.def with `traits` shares with its family, or nullptr.
+constexpr Kernel cpu_family_kernel(uint32_t traits) {
+  if (traits & ops::kUnary) return cpu_unary;
+  if (traits & ops::kBinary) return cpu_binary;
+  if (traits & ops::kReduce) return cpu_reduce;
   return nullptr;
+}
+
+}  // namespace
+
+Kernel optimized_kernel(ops::OpKind op) {
+  using namespace ops;  // the trait names ops.def uses
+  static constexpr Kernel kTable[] = {
+// A family op's entry is its family's kernel; its cpu_<name> is never named
+// (ops::table_entry).
+#define LOOM_OP(name, arity, traits)                                                \
+  ops::table_entry<cpu_family_kernel(traits) == nullptr>(cpu_family_kernel(traits), \
+                                                         [](auto) { return &cpu_##name; }),
+#include "ops/ops.def"
+#undef LOOM_OP
+  };
+  static_assert(sizeof(kTable) / sizeof(kTable[0]) == kNumOps);
+  return kTable[static_cast<int>(op)];
 }
 
 }  // namespace loom::backends::cpu
