@@ -14,6 +14,7 @@
 // files `loom train` writes (trainer_state.json, train_results.json,
 // eval_results.json, all_results.json, lazy_metrics.json, runs/), so `loom
 // plot output_dir` and `loom inspect output_dir` work on it.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -73,7 +74,8 @@ int run(const std::string& model_dir, const std::string& data_dir, const std::st
   args.num_train_epochs = epochs;  // 3: 600 optimizer steps
   args.warmup_ratio = 0.1;
   args.weight_decay = 0.01;
-  args.logging_steps = 25;
+  // Every 25 steps (a small data set: at least 4 logs per epoch).
+  args.logging_steps = std::clamp<int64_t>(train_ds->size() / 16 / 4, 1, 25);
   args.save_strategy = "no";
   args.seed = 42;
 

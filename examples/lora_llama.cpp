@@ -48,7 +48,8 @@ std::vector<float> logits_of(loom::CausalLM& model, const loom::data::Example& b
   model.eval();
   model.to(loom::Device("cpu"));
   loom::ModelInputs in;
-  in.input_ids = loom::tensor_i64(block.input_ids, {1, static_cast<int64_t>(block.input_ids.size())});
+  in.input_ids =
+      loom::tensor_i64(block.input_ids, {1, static_cast<int64_t>(block.input_ids.size())});
   return model.forward(in).logits.to_vector<float>();
 }
 
@@ -96,12 +97,13 @@ int run(const std::string& base_dir, const std::string& train_txt, const std::st
 
   // PEFT's AutoPeftModelForCausalLM.from_pretrained(adapter_dir): the base
   // from base_model_name_or_path, then the adapter.
-  auto reloaded = std::dynamic_pointer_cast<loom::CausalLM>(loom::auto_from_pretrained(adapter_dir));
+  auto reloaded =
+      std::dynamic_pointer_cast<loom::CausalLM>(loom::auto_from_pretrained(adapter_dir));
   std::vector<float> a = logits_of(*peft, blocks->at(0)), b = logits_of(*reloaded, blocks->at(0));
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
-  std::printf("adapter reloaded: %s, max |logit difference| %g\n",
-              reloaded->type_name().c_str(), worst);
+  std::printf("adapter reloaded: %s, max |logit difference| %g\n", reloaded->type_name().c_str(),
+              worst);
   return worst < 1e-5 ? 0 : 1;
 }
 
@@ -109,7 +111,8 @@ int run(const std::string& base_dir, const std::string& train_txt, const std::st
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s BASE_DIR TRAIN_TXT ADAPTER_DIR [max_steps (50)] [block_size (32)]\n",
+    std::fprintf(stderr,
+                 "usage: %s BASE_DIR TRAIN_TXT ADAPTER_DIR [max_steps (50)] [block_size (32)]\n",
                  argv[0]);
     return 2;
   }

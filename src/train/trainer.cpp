@@ -30,13 +30,12 @@ namespace {
 // transformers' LabelSmoother (trainer_pt_utils.py): (1 - f) * NLL + f * mean
 // over classes of -log p, over the labels that are not -100; a causal LM's
 // logits at t predict the label at t + 1 (shift_labels).
-Tensor smoothed_loss(Tensor logits, Tensor labels, bool shift, double factor) {
+Tensor trainer_label_smoothed_loss(Tensor logits, Tensor labels, bool shift, double factor) {
   if (shift && logits.dim() == 3) {
     logits = slice(logits, 1, 0, logits.size(1) - 1);
     labels = slice(labels, 1, 1, labels.size(1));
   }
-  const int64_t classes = logits.size(logits.dim() - 1);
-  return cross_entropy(reshape(logits, {-1, classes}), reshape(labels, {-1}), -100, factor);
+  return cross_entropy(logits, labels, -100, factor);  // logits [..., V], labels [...]
 }
 
 // Parameters outside embedding modules (transformers' num_parameters with
@@ -172,8 +171,8 @@ Tensor Trainer::compute_loss(PretrainedModel& model, const ModelInputs& inputs,
   LOOM_CHECK(out.loss.defined(), "[Trainer] the model (", model.architecture(),
              ") returned no loss: the batches need \"labels\"");
   if (impl_->args.label_smoothing_factor > 0)
-    out.loss = smoothed_loss(out.logits, inputs.labels, impl_->shifts_labels,
-                             impl_->args.label_smoothing_factor);
+    out.loss = trainer_label_smoothed_loss(out.logits, inputs.labels, impl_->shifts_labels,
+                                           impl_->args.label_smoothing_factor);
   if (!num_items_in_batch.defined()) return out.loss;
   // mean loss * (items in this batch / items in the window) = this batch's
   // summed loss / items in the window (transformers' num_items_in_batch).

@@ -28,7 +28,8 @@ class HfHabitsCli : public ::testing::Test {
   }
   // A 1-step tiny GPT-2 in dir_/model, trained without --device.
   CliResult train_tiny() {
-    std::vector<std::string> flags = tiny_train_flags(write_tiny_corpus(dir_, 40), dir_.sub("model"));
+    std::vector<std::string> flags =
+        tiny_train_flags(write_tiny_corpus(dir_, 40), dir_.sub("model"));
     std::vector<std::string> no_device;
     for (size_t i = 0; i < flags.size(); ++i) {
       if (flags[i] == "--device") {
@@ -65,7 +66,8 @@ TEST_F(HfHabitsCli, HelpNamesTheModelsAndTheDefaults) {
     if (at == std::string::npos) return std::string("<no flag>");
     size_t d = train.out.find("[default: ", at);
     size_t next = train.out.find("\n  --", at + 1);
-    if (d == std::string::npos || (next != std::string::npos && d > next)) return std::string("<none>");
+    if (d == std::string::npos || (next != std::string::npos && d > next))
+      return std::string("<none>");
     return train.out.substr(d + 10, train.out.find(']', d) - d - 10);
   };
   EXPECT_EQ(default_of("device"), "lazy");
@@ -78,10 +80,13 @@ TEST_F(HfHabitsCli, HelpNamesTheModelsAndTheDefaults) {
 }
 
 TEST_F(HfHabitsCli, RefusedFlagsNameTheReason) {
-  CliResult dtype = run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--torch_dtype", "bfloat16"});
-  expect_one_error_line(dtype, "--torch_dtype bfloat16: not supported: loom keeps weights in float32");
+  CliResult dtype =
+      run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--torch_dtype", "bfloat16"});
+  expect_one_error_line(dtype,
+                        "--torch_dtype bfloat16: not supported: loom keeps weights in float32");
   EXPECT_NE(dtype.err.find("--bf16"), std::string::npos) << dtype.err;
-  CliResult st = run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--save_safetensors", "false"});
+  CliResult st =
+      run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--save_safetensors", "false"});
   expect_one_error_line(st, "save_safetensors: false is not supported");
 }
 
@@ -99,21 +104,24 @@ TEST_F(HfHabitsCli, HubIdsComeFromTheLocalCache) {
                                       "--prompt", "It is", "--max_new_tokens", "3"});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ(gen.out.rfind("It is", 0), 0u) << gen.out;
-  CliResult missing = run_loom_cli(dir_, {"generate", "--model_name_or_path", "tiny-org/tiny-gpt2",
-                                          "--revision", "v9"});
-  expect_one_error_line(missing, "loom does not download: fetch it with `huggingface-cli download "
-                                 "tiny-org/tiny-gpt2 --revision v9`");
-  CliResult other = run_loom_cli(dir_, {"evaluate", "--model_name_or_path", "openai-community/gpt2"});
-  expect_one_error_line(other, "[model] --model_name_or_path 'openai-community/gpt2': no such "
-                               "directory, and the Hugging Face cache");
+  CliResult missing = run_loom_cli(
+      dir_, {"generate", "--model_name_or_path", "tiny-org/tiny-gpt2", "--revision", "v9"});
+  expect_one_error_line(missing,
+                        "loom does not download: fetch it with `huggingface-cli download "
+                        "tiny-org/tiny-gpt2 --revision v9`");
+  CliResult other =
+      run_loom_cli(dir_, {"evaluate", "--model_name_or_path", "openai-community/gpt2"});
+  expect_one_error_line(other,
+                        "[model] --model_name_or_path 'openai-community/gpt2': no such "
+                        "directory, and the Hugging Face cache");
 }
 
 TEST_F(HfHabitsCli, GenerateRepetitionPenaltyAndSkipSpecialTokens) {
   ASSERT_EQ(train_tiny().exit_code, 0);
   const std::string model = dir_.sub("model");
   auto gen = [&](std::vector<std::string> extra) {
-    std::vector<std::string> a = {"generate", "--model_name_or_path", model, "--prompt",
-                                  "<|endoftext|>It is", "--max_new_tokens", "12"};
+    std::vector<std::string> a = {"generate",           "--model_name_or_path", model, "--prompt",
+                                  "<|endoftext|>It is", "--max_new_tokens",     "12"};
     a.insert(a.end(), extra.begin(), extra.end());
     return run_loom_cli(dir_, a);
   };
@@ -126,7 +134,8 @@ TEST_F(HfHabitsCli, GenerateRepetitionPenaltyAndSkipSpecialTokens) {
   ASSERT_EQ(skipped.exit_code, 0) << skipped.err;
   EXPECT_EQ(skipped.out.find("<|endoftext|>"), std::string::npos) << skipped.out;
   EXPECT_EQ(skipped.out.rfind("It is", 0), 0u) << skipped.out;
-  expect_one_error_line(gen({"--repetition_penalty", "0"}), "repetition_penalty must be a positive");
+  expect_one_error_line(gen({"--repetition_penalty", "0"}),
+                        "repetition_penalty must be a positive");
 }
 
 }  // namespace

@@ -137,7 +137,9 @@ TEST(HubCache, HubIdForm) {
 // Runs in `cwd` for its lifetime.
 class HubScopedCwd {
  public:
-  explicit HubScopedCwd(const std::string& cwd) : old_(fs::current_path()) { fs::current_path(cwd); }
+  explicit HubScopedCwd(const std::string& cwd) : old_(fs::current_path()) {
+    fs::current_path(cwd);
+  }
   ~HubScopedCwd() { fs::current_path(old_); }
 
  private:
@@ -167,7 +169,7 @@ TEST(HubCache, AdapterBaseAsPeftThenBesideTheAdapter) {
   } catch (const Error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find(dir.sub("work/adapter") + "/adapter_config.json: base_model_name_or_path "
-                                                  "'missing_base' is not a directory"),
+                                               "'missing_base' is not a directory"),
               std::string::npos)
         << m;
     EXPECT_NE(m.find("huggingface-cli download missing_base"), std::string::npos) << m;

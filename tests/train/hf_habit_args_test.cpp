@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,8 +19,9 @@ namespace loom {
 namespace {
 
 // transformers' LabelSmoother on host logits [B, T, V] and ids [B, T] (labels = ids).
-double label_smoothed_loss_by_hand(const std::vector<float>& logits, const std::vector<int64_t>& ids,
-                                   int64_t b, int64_t t, int64_t v, double f) {
+double label_smoothed_loss_by_hand(const std::vector<float>& logits,
+                                   const std::vector<int64_t>& ids, int64_t b, int64_t t, int64_t v,
+                                   double f) {
   double total = 0;
   int64_t count = 0;
   for (int64_t i = 0; i < b; ++i) {
@@ -99,6 +102,23 @@ TEST(HfHabitArgs, RunNameDefaultsToOutputDirAndIsSaved) {
   a.set("run_name", "my-run");
   EXPECT_NE(a.to_json().find("\"run_name\": \"my-run\""), std::string::npos);
   EXPECT_EQ(TrainingArguments::from_json(a.to_json()).run_name.value_or(""), "my-run");
+}
+
+// transformers' save_metrics writes json.dump(metrics, indent=4, sort_keys=True)
+// to <split>_results.json and merges the metrics into all_results.json.
+TEST(HfHabitArgs, SaveMetricsWritesTheResultsFilesOfLoomTrain) {
+  testing::TempDir dir;
+  Trainer trainer(testing::tiny_gpt2(1), testing::quiet_args(dir.path()));
+  trainer.save_metrics("train", {{"train_loss", 2.5}, {"epoch", 1.0}});
+  trainer.save_metrics("eval", {{"eval_loss", 3.25}, {"epoch", 1.0}});
+  auto read = [&](const std::string& name) {
+    std::ifstream in(dir.sub(name), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(read("train_results.json"), "{\n    \"epoch\": 1.0,\n    \"train_loss\": 2.5\n}\n");
+  EXPECT_EQ(read("eval_results.json"), "{\n    \"epoch\": 1.0,\n    \"eval_loss\": 3.25\n}\n");
+  EXPECT_EQ(read("all_results.json"),
+            "{\n    \"epoch\": 1.0,\n    \"eval_loss\": 3.25,\n    \"train_loss\": 2.5\n}\n");
 }
 
 }  // namespace
