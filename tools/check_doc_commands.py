@@ -13,8 +13,8 @@ build/loom (the built CLI), and tiny stand-ins for the files a reader brings
 (corpus.txt, texts.jsonl, out/gpt2_austen/austen.txt, the fetched fine-tune
 data in assets/finetune/, path/to/Qwen2-0.5B), made with `loom train` itself.
 
-Each command runs as written, with a few flags appended (the last of a flag
-given twice wins, docs/cli.md) so it finishes in seconds: `train` gets
+Each command runs as written, with a few flags set so it finishes in seconds
+(a flag the command already has gets the smaller value): `train` gets
 `--max_steps 2 --max_train_samples 16 --max_eval_samples 8`, `evaluate`
 `--max_eval_samples 8`, `generate` `--max_new_tokens 4`. A command must exit 0.
 
@@ -44,7 +44,7 @@ SHRINK = {
 
 def doc_files(args_files):
     if args_files:
-        return [pathlib.Path(f) for f in args_files]
+        return [pathlib.Path(f).resolve() for f in args_files]
     return [ROOT / "README.md", *sorted(pathlib.Path(p) for p in glob.glob(str(ROOT / "docs" / "*.md")))]
 
 
@@ -108,7 +108,14 @@ def shrunk(code):
         sub = words[words.index(next(w for w in words if w.endswith("loom"))) + 1]
     except (StopIteration, IndexError):
         sub = ""
-    head = words[:cut] + SHRINK.get(sub, [])
+    head = words[:cut]
+    flags = SHRINK.get(sub, [])
+    for flag, value in zip(flags[::2], flags[1::2]):
+        if flag in head and head.index(flag) + 1 < len(head):  # `loom generate` takes one value
+            k = head.index(flag) + 1
+            head[k] = str(min(int(head[k]), int(value))) if head[k].isdigit() else value
+        else:
+            head += [flag, value]
     return shlex.join(head) + ("" if cut == len(words) else " " + " ".join(words[cut:]))
 
 
