@@ -104,6 +104,19 @@ TEST_F(HfHabitsCli, HubIdsComeFromTheLocalCache) {
                                       "--prompt", "It is", "--max_new_tokens", "3"});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   EXPECT_EQ(gen.out.rfind("It is", 0), 0u) << gen.out;
+  // LoRA on the hub id: the adapter names its base by the id (as peft), and
+  // loading the adapter finds the base in the cache again.
+  CliResult lora = run_loom_cli(
+      dir_, {"train", "--model_name_or_path", "tiny-org/tiny-gpt2", "--use_lora", "--train_file",
+             write_tiny_corpus(dir_, 40), "--block_size", "16", "--max_steps", "1", "--output_dir",
+             dir_.sub("lora"), "--report_to", "none", "--disable_tqdm"});
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  EXPECT_NE(read_cli_file(dir_.sub("lora") + "/adapter_config.json")
+                .find("\"base_model_name_or_path\": \"tiny-org/tiny-gpt2\""),
+            std::string::npos);
+  CliResult adapter = run_loom_cli(dir_, {"generate", "--model_name_or_path", dir_.sub("lora"),
+                                          "--prompt", "It is", "--max_new_tokens", "3"});
+  ASSERT_EQ(adapter.exit_code, 0) << adapter.err;
   CliResult missing = run_loom_cli(
       dir_, {"generate", "--model_name_or_path", "tiny-org/tiny-gpt2", "--revision", "v9"});
   expect_one_error_line(missing,

@@ -101,7 +101,13 @@ PreparedJob prepare_job(const JobCommand& cmd, TrainingArguments& training, bool
   if (want_train) check_training_fits(p.plan, training);  // before reading any data
   p.data = load_job_data(job, p.plan, tok, want_train, want_eval);
   p.model = build_model(p.plan, p.data, static_cast<uint64_t>(training.seed));
-  if (want_train) p.model = apply_lora(job, cmd.given, p.plan, p.model);
+  if (want_train) {
+    // The adapter names its base as the user did: a hub id stays an id (as peft).
+    ModelPlan named = p.plan;
+    if (p.plan.adapter_dir.empty() && job.model_name_or_path != cmd.job.model_name_or_path)
+      named.pretrained_dir = cmd.job.model_name_or_path;
+    p.model = apply_lora(job, cmd.given, named, p.model);
+  }
   p.options.data_collator = make_collator(job, p.plan, tok, training.sampler_seed());
   p.options.tokenizer_dir = p.tokenizer_dir;
   if (p.plan.task == "text-classification") {
