@@ -79,6 +79,9 @@ case $case_name in
   finetune_gpt2)
     "$build/example_finetune_gpt2" "$models/gpt2" "$corpus" "$work/finetune_gpt2" 6 32 | tee "$log"
     expect "eval perplexity: [0-9.]+ before, [0-9.]+ after 6 steps" "$log"
+    # Fine-tuning lowers the held-out perplexity, even in 6 steps.
+    awk '/eval perplexity:/ { exit !($5 < $3) }' "$log" ||
+      { echo "examples.sh: the perplexity did not fall" >&2; exit 1; }
     trainer_outputs "$work/finetune_gpt2"
     ;;
   finetune_bert)
