@@ -54,8 +54,7 @@ std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
   if (!is_hub_id(repo_id) || revision.empty() || revision.find("..") != std::string::npos)
     return std::nullopt;
   std::string folder = "models--" + repo_id;
-  if (size_t slash = folder.find('/'); slash != std::string::npos)
-    folder.replace(slash, 1, "--");
+  if (size_t slash = folder.find('/'); slash != std::string::npos) folder.replace(slash, 1, "--");
   const fs::path repo = fs::path(hf_hub_cache_dir()) / folder;
   std::string commit = revision;
   std::ifstream ref(repo / "refs" / revision);
@@ -75,8 +74,7 @@ std::string resolve_model_dir(const std::string& name_or_path, const std::string
                               const std::string& what) {
   std::error_code ec;
   if (fs::is_directory(name_or_path, ec)) return name_or_path;
-  if (!is_hub_id(name_or_path))
-    fail(what, " '", name_or_path, "': no such directory");
+  if (!is_hub_id(name_or_path)) fail(what, " '", name_or_path, "': no such directory");
   if (auto snapshot = find_cached_snapshot(name_or_path, revision)) return *snapshot;
   fail(what, " '", name_or_path, "': no such directory, and the Hugging Face cache (",
        hf_hub_cache_dir(), ") holds no snapshot of it at revision '", revision,
@@ -98,10 +96,11 @@ std::string resolve_adapter_base(const std::string& adapter_dir, const std::stri
   if (fs::path(base).is_relative() && fs::is_directory(beside, ec)) return beside.string();
   fail(config, ": base_model_name_or_path '", base, "' is not a directory (relative to the ",
        "current directory, as peft reads it, nor to the adapter's directory: ", beside.string(),
-       ")", is_hub_id(base) ? " nor a hub id in the Hugging Face cache (" + hf_hub_cache_dir() +
-                                  "); loom does not download: fetch it with `" +
-                                  download_hint(base, "main") + "`"
-                            : std::string());
+       ")",
+       is_hub_id(base)
+           ? " nor a hub id in the Hugging Face cache (" + hf_hub_cache_dir() +
+                 "); loom does not download: fetch it with `" + download_hint(base, "main") + "`"
+           : std::string());
 }
 
 }  // namespace loom

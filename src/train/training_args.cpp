@@ -106,8 +106,8 @@ const std::vector<Field>& field_table() {
       {"bf16", &TA::bf16, "bf16 autocast for matmuls and attention."},
       {"label_smoothing_factor", &TA::label_smoothing_factor,
        "Label smoothing of the training loss, in [0, 1) (transformers' LabelSmoother)."},
-      {"run_name", &TA::run_name, "A name for the run, kept in training_args.json (default: "
-                                  "output_dir)."},
+      {"run_name", &TA::run_name,
+       "A name for the run, kept in training_args.json (default: output_dir)."},
       {"save_safetensors", &TA::save_safetensors,
        "Must stay true: safetensors is the only format loom writes."},
       {"use_cpu", &TA::use_cpu, "Compute on the host CPU only (refuses a non-cpu backend)."},

@@ -110,8 +110,9 @@ void run_generate(const GenerateArgs& a) {
 
 void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "generate", "Continue a prompt with a causal LM: GPT-2, Llama, Qwen2 (greedy, or sampled with --do_sample)");
+  CLI::App* cmd = app.add_subcommand("generate",
+                                     "Continue a prompt with a causal LM: GPT-2, Llama, Qwen2 "
+                                     "(greedy, or sampled with --do_sample)");
   cmd->add_option("--model_name_or_path", args->model_name_or_path,
                   "Model directory (config.json + model.safetensors) or checkpoint (required)");
   cmd->add_option("--tokenizer_name", args->tokenizer_name,
@@ -143,7 +144,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of loom's generator (sampling)")
       ->check(decimal_integer())
       ->capture_default_str();
-  cmd->add_option("--device", args->device, "lazy (default), lazy:<backend>[:<index>], or cpu (eager)")
+  cmd->add_option("--device", args->device,
+                  "lazy (default), lazy:<backend>[:<index>], or cpu (eager)")
       ->capture_default_str();
   cmd->add_flag("!--no_cache", args->use_cache,
                 "Recompute the whole sequence each step instead of the static KV cache");

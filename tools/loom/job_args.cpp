@@ -115,8 +115,8 @@ void check_allowed(const std::string& name, const JobArgs& job) {
                job.model_type, "'");
   } else if (name == "torch_dtype") {
     const std::string& d = job.torch_dtype;
-    LOOM_CHECK(d != "bfloat16" && d != "float16" && d != "half",
-               "--torch_dtype ", d, ": not supported: loom keeps weights in float32 (use --bf16 ",
+    LOOM_CHECK(d != "bfloat16" && d != "float16" && d != "half", "--torch_dtype ", d,
+               ": not supported: loom keeps weights in float32 (use --bf16 ",
                "for bf16 autocast of matmuls and attention)");
     LOOM_CHECK(d == "auto" || d == "float32", "--torch_dtype: expected auto or float32, got '", d,
                "'");
