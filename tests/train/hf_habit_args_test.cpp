@@ -60,7 +60,7 @@ TEST(HfHabitArgs, LabelSmoothingFactorIsTransformersLabelSmoother) {
   std::vector<float> logits = model->forward(no_labels).logits.to_vector<float>();
   EXPECT_NEAR(smoothed, label_smoothed_loss_by_hand(logits, ids, b, t, v, 0.1), 1e-5);
   // Not the model's plain loss (f = 0 by hand).
-  EXPECT_GT(std::fabs(smoothed - model->forward(in).loss.item()), 1e-3);
+  EXPECT_GT(std::fabs(smoothed - model->forward(in).loss.item()), 1e-4);  // float noise: 1e-6
   EXPECT_NEAR(model->forward(in).loss.item(), label_smoothed_loss_by_hand(logits, ids, b, t, v, 0),
               1e-5);
 }
