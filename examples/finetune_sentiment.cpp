@@ -7,10 +7,14 @@
 // assets/finetune/minilm/ and the data (CSV with columns "sentence" and
 // "label", 0 = negative, 1 = positive) in assets/finetune/data/.
 //
-//   build/example_finetune_sentiment [model_dir] [data_dir] [output_dir]
+//   build/example_finetune_sentiment [model_dir] [data_dir] [output_dir] [num_train_epochs (3)]
 //
 // Prints the eval accuracy of the untrained head ("before") and of the
-// fine-tuned model ("after"), and saves the model to output_dir.
+// fine-tuned model ("after"), and saves the model to output_dir with the
+// files `loom train` writes (trainer_state.json, train_results.json,
+// eval_results.json, all_results.json, lazy_metrics.json, runs/), so `loom
+// plot output_dir` and `loom inspect output_dir` work on it.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -44,7 +48,8 @@ std::shared_ptr<loom::data::InMemoryDataset> load_split(const std::string& csv,
       loom::data::table_dataset(csv, encode, {.text_column = "sentence", .label_column = "label"}));
 }
 
-int run(const std::string& model_dir, const std::string& data_dir, const std::string& output_dir) {
+int run(const std::string& model_dir, const std::string& data_dir, const std::string& output_dir,
+        double epochs) {
   auto start = std::chrono::steady_clock::now();
   loom::Tokenizer tokenizer = loom::Tokenizer::from_pretrained(model_dir);
   auto train_ds = load_split(data_dir + "/train.csv", tokenizer);
@@ -66,10 +71,11 @@ int run(const std::string& model_dir, const std::string& data_dir, const std::st
   args.per_device_train_batch_size = 16;
   args.per_device_eval_batch_size = 50;  // 800 / 50: every eval batch has one shape
   args.learning_rate = 5e-5;
-  args.num_train_epochs = 3;  // 600 optimizer steps
+  args.num_train_epochs = epochs;  // 3: 600 optimizer steps
   args.warmup_ratio = 0.1;
   args.weight_decay = 0.01;
-  args.logging_steps = 25;
+  // Every 25 steps (a small data set: at least 4 logs per epoch).
+  args.logging_steps = std::clamp<int64_t>(train_ds->size() / 16 / 4, 1, 25);
   args.save_strategy = "no";
   args.seed = 42;
 
@@ -84,9 +90,15 @@ int run(const std::string& model_dir, const std::string& data_dir, const std::st
                          .compute_metrics = loom::classification_metrics});
 
   loom::Logs before = trainer.evaluate();
-  trainer.train();
+  loom::TrainOutput out = trainer.train();
   loom::Logs after = trainer.evaluate();
   trainer.save_model();
+  // The results files of `loom train` (transformers' save_metrics / save_state).
+  out.metrics["train_samples"] = static_cast<double>(train_ds->size());
+  trainer.save_metrics("train", out.metrics);
+  after["eval_samples"] = static_cast<double>(eval_ds->size());
+  trainer.save_metrics("eval", after);
+  trainer.save_state();
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("accuracy before fine-tuning: %.4f (untrained classifier head)\n",
@@ -104,8 +116,9 @@ int main(int argc, char** argv) {
   std::string data_dir = argc > 2 ? argv[2] : "assets/finetune/data";
   std::string output_dir = argc > 3 ? argv[3] : "out/finetune_sentiment";
   try {
-    return run(model_dir, data_dir, output_dir);
-  } catch (const loom::Error& e) {
+    double epochs = argc > 4 ? std::stod(argv[4]) : 3;
+    return run(model_dir, data_dir, output_dir, epochs);
+  } catch (const std::exception& e) {  // loom::Error, or a bad number
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }

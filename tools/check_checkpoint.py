@@ -3,8 +3,8 @@
 
 Assumes PyPI torch + transformers and a built loom_tests binary.
 
-  python3 tools/check_checkpoint.py [--build build]   # prints the result and
-                                                      # writes tests/fixtures/checkpoint_result.txt
+  python3 tools/check_checkpoint.py [--build build]   # prints the result
+  python3 tools/check_checkpoint.py --write   # and writes tests/fixtures/checkpoint_result.txt (committed)
 
 Runs `<build>/loom_tests --gtest_filter=TrainerCheckpointExport.ForTransformers`
 with LOOM_EXPORT_CHECKPOINT set to a temporary directory (a tiny GPT-2 trained
@@ -56,6 +56,8 @@ def check(ckpt):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--build", default="build")
+    p.add_argument("--write", action="store_true",
+                   help="also write the result to its committed file in tests/fixtures/")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, LOOM_EXPORT_CHECKPOINT=out)
@@ -65,7 +67,9 @@ def main():
         lines = check(os.path.join(out, "checkpoint-2"))
     text = (f"# tools/check_checkpoint.py with torch {torch.__version__}, "
             f"transformers {transformers.__version__}\n" + "\n".join(lines) + "\nOK\n")
-    RESULT.write_text(text)
+    if a.write:
+        RESULT.write_text(text)
+        print(f"wrote {RESULT.relative_to(ROOT)}")
     sys.stdout.write(text)
 
 

@@ -5,8 +5,8 @@ transformers model and give loom's logits.
 
 Assumes PyPI torch + transformers + peft and a built loom_tests binary.
 
-  python3 tools/check_lora_roundtrip.py [--build build]   # prints the result and
-                                    # writes tests/fixtures/models/lora_roundtrip_result.txt
+  python3 tools/check_lora_roundtrip.py [--build build]   # prints the result
+  python3 tools/check_lora_roundtrip.py --write   # and writes tests/fixtures/models/lora_roundtrip_result.txt (committed)
 
 Steps: runs `<build>/loom_tests --gtest_filter=LoraRoundTrip.SaveForPeft` with
 LOOM_LORA_ROUNDTRIP_DIR set to a temporary directory (tests/nn/lora_roundtrip_test.cpp:
@@ -67,6 +67,8 @@ def check(saved, name):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default="build", help="loom build directory (holds loom_tests)")
+    parser.add_argument("--write", action="store_true",
+                        help="also write the result to its committed file in tests/fixtures/")
     args = parser.parse_args()
     torch.set_num_threads(1)
     binary = ROOT / args.build / "loom_tests"
@@ -94,7 +96,9 @@ def main():
     lines.append("RESULT: " + ("PASS" if all_ok else "FAIL"))
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    RESULT.write_text(text)
+    if args.write:
+        RESULT.write_text(text)
+        print(f"wrote {RESULT.relative_to(ROOT)}")
     sys.exit(0 if all_ok else 1)
 
 

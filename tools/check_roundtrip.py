@@ -4,8 +4,8 @@ loom's save_pretrained load in transformers and give loom's logits.
 
 Assumes PyPI torch + transformers and a built loom_tests binary.
 
-  python3 tools/check_roundtrip.py [--build build]   # prints the result and
-                                                     # writes tests/fixtures/models/roundtrip_result.txt
+  python3 tools/check_roundtrip.py [--build build]   # prints the result
+  python3 tools/check_roundtrip.py --write   # and writes tests/fixtures/models/roundtrip_result.txt (committed)
 
 Steps: runs `<build>/loom_tests --gtest_filter=ModelRoundTrip.SaveForTransformers`
 with LOOM_ROUNDTRIP_DIR set to a temporary directory (tests/nn/roundtrip_test.cpp:
@@ -56,6 +56,8 @@ def check(saved, golden_dir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default="build", help="loom build directory (holds loom_tests)")
+    parser.add_argument("--write", action="store_true",
+                        help="also write the result to its committed file in tests/fixtures/")
     args = parser.parse_args()
     torch.set_num_threads(1)
     binary = ROOT / args.build / "loom_tests"
@@ -80,7 +82,9 @@ def main():
     lines.append("RESULT: " + ("PASS" if all_ok else "FAIL"))
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    RESULT.write_text(text)
+    if args.write:
+        RESULT.write_text(text)
+        print(f"wrote {RESULT.relative_to(ROOT)}")
     sys.exit(0 if all_ok else 1)
 
 

@@ -8,8 +8,9 @@ Assumes PyPI tensorboard (pip install tensorboard) and a built `loom` CLI.
   python3 tools/check_tensorboard.py [--build build]       # a tiny run, trained here
   python3 tools/check_tensorboard.py --run out/gpt2_austen # an existing run (the demo)
 
-Either way it prints the result and writes it to
-tests/fixtures/tensorboard/check_result.txt (--run: check_result_<name>.txt).
+Either way it prints the result; with --write it also writes it to the
+committed tests/fixtures/tensorboard/check_result.txt (--run:
+check_result_<name>.txt), so a check run from the docs changes no file.
 
 Steps: without --run, trains a tiny GPT-2 (2 layers, width 16) from scratch
 on the first lines of Pride and Prejudice on the lazy device for 6 steps with
@@ -137,6 +138,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default="build", help="loom build directory (holds loom)")
     parser.add_argument("--run", help="an existing `loom train` output_dir to check instead")
+    parser.add_argument("--write", action="store_true",
+                        help="also write the result to its committed file in tests/fixtures/")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.run:
@@ -150,7 +153,9 @@ def main():
     text = "\n".join([f"check_tensorboard.py: {what}; tensorboard {tensorboard.__version__} "
                       "EventAccumulator", *lines, "PASS" if ok else "FAIL"]) + "\n"
     print(text, end="")
-    result.write_text(text)
+    if args.write:
+        result.write_text(text)
+        print(f"wrote {result.relative_to(ROOT)}")
     return 0 if ok else 1
 
 

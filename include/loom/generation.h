@@ -30,6 +30,10 @@ struct GenerationConfig {
   double temperature = 1.0;     ///< > 0; logits are divided by it (sampling only)
   int64_t top_k = 50;           ///< >= 0; keep the k highest logits (0: off)
   double top_p = 1.0;           ///< in (0, 1]; nucleus filter (1: off)
+  /// transformers' repetition_penalty (CTRL, Keskar et al. 2019): > 0; every
+  /// token already in the row (prompt included) has its logit divided by it
+  /// when positive, multiplied when negative, before greedy or sampling (1: off).
+  double repetition_penalty = 1.0;
   /// A row that produced this id is finished; later tokens of that row are
   /// pad_token_id. nullopt: never stop early.
   std::optional<int64_t> eos_token_id;
@@ -69,6 +73,12 @@ GenerateOutput generate(CausalLM& model, const Tensor& input_ids, const Generati
 /// smallest ones whose cumulative sum is <= 1 - top_p, always keeping the
 /// most likely token. Removed entries become -infinity.
 void warp_logits(std::span<float> logits, const GenerationConfig& config);
+
+/// transformers' RepetitionPenaltyLogitsProcessor on one row of logits [V],
+/// in place: for each distinct id of `previous` (ids outside [0, V) are
+/// skipped), logit / penalty when > 0, else logit * penalty.
+void apply_repetition_penalty(std::span<float> logits, std::span<const int64_t> previous,
+                              double penalty);
 
 /// The next token of one row of raw logits [V]: argmax (first maximum)
 /// when !config.do_sample; otherwise warp_logits, softmax, and the smallest

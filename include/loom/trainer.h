@@ -172,6 +172,12 @@ class Trainer {
   void save_model(const std::string& dir = "");
   /// Writes trainer_state.json to output_dir.
   void save_state() const;
+  /// transformers' save_metrics: writes `metrics` to
+  /// output_dir/<split>_results.json (indent 4, keys sorted) and, with
+  /// `combined`, merges them into output_dir/all_results.json, the files `loom
+  /// train` writes. Only the world's process zero writes. Throws loom::Error
+  /// "[Trainer] <path>: cannot write file", or for an unreadable all_results.json.
+  void save_metrics(const std::string& split, const Logs& metrics, bool combined = true) const;
 
   /// Adds "epoch" to `logs`, appends them (with "step") to
   /// state().log_history and calls on_log; returns the logs with "epoch".

@@ -136,6 +136,22 @@ struct TrainingArguments {
   /// optimizer state and the loss stay f32.
   bool bf16 = false;
 
+  // ---- More of transformers' names (docs/cli.md "Hugging Face habits"). ----
+  /// transformers' LabelSmoother: with a value > 0 the training loss is
+  /// (1 - f) * NLL + f * the mean over classes of -log p, from the logits
+  /// (labels shifted for a causal LM), in place of the model's loss, in
+  /// training (Trainer::compute_loss; evaluation reports the model's loss). In [0, 1).
+  double label_smoothing_factor = 0;
+  /// A name for the run (transformers' run_name); written to
+  /// training_args.json; validate() sets it to output_dir when unset.
+  std::optional<std::string> run_name;
+  /// Always true: safetensors is the only format loom writes (validate()
+  /// refuses false).
+  bool save_safetensors = true;
+  /// Compute on the host CPU only (transformers' use_cpu): refuses a device
+  /// whose backend is not cpu ("lazy:xla" with use_cpu is an error).
+  bool use_cpu = false;
+
   // ---- loom. ----
   /// Where the model trains: "cpu" (eager) or "lazy" (traced and compiled; a
   /// loom::Device spec such as "cpu:reference" or "lazy:cpu" is accepted).

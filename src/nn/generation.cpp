@@ -26,6 +26,8 @@ void GenerationConfig::validate() const {
              "[generate] temperature must be a positive number, got ", temperature);
   LOOM_CHECK(top_k >= 0, "[generate] top_k must be >= 0 (0 = off), got ", top_k);
   LOOM_CHECK(top_p > 0 && top_p <= 1, "[generate] top_p must be in (0, 1], got ", top_p);
+  LOOM_CHECK(std::isfinite(repetition_penalty) && repetition_penalty > 0,
+             "[generate] repetition_penalty must be a positive number, got ", repetition_penalty);
 }
 
 namespace {
@@ -84,6 +86,18 @@ void warp_logits(std::span<float> logits, const GenerationConfig& config) {
     for (float& x : logits) x = static_cast<float>(x / config.temperature);
   if (config.top_k != 0) top_k_filter(logits, config.top_k);
   if (config.top_p < 1.0) top_p_filter(logits, config.top_p);
+}
+
+void apply_repetition_penalty(std::span<float> logits, std::span<const int64_t> previous,
+                              double penalty) {
+  if (penalty == 1.0) return;
+  std::vector<bool> seen(logits.size(), false);
+  for (int64_t id : previous) {
+    if (id < 0 || id >= static_cast<int64_t>(logits.size()) || seen[id]) continue;
+    seen[id] = true;
+    float& x = logits[id];
+    x = static_cast<float>(x > 0 ? x / penalty : x * penalty);
+  }
 }
 
 int64_t select_next_token(std::span<const float> logits, const GenerationConfig& config,
@@ -192,7 +206,8 @@ GenerateOutput generate(CausalLM& model, const Tensor& input_ids, const Generati
     if (config.do_sample) u = rand({b}, DType::f32).to_vector<double>();
     bool all_done = true;
     for (int64_t i = 0; i < b; ++i) {
-      std::span<const float> row(logits.data() + i * v, static_cast<size_t>(v));
+      std::span<float> row(logits.data() + i * v, static_cast<size_t>(v));
+      if (!finished[i]) apply_repetition_penalty(row, seqs[i], config.repetition_penalty);
       int64_t token = finished[i] && pad ? *pad : select_next_token(row, config, u[i]);
       seqs[i].push_back(token);
       if (config.eos_token_id && token == *config.eos_token_id) finished[i] = true;

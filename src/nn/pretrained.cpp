@@ -12,6 +12,7 @@
 #include "io/pretrained_files.h"
 #include "loom/dist.h"
 #include "loom/error.h"
+#include "loom/hub.h"
 #include "loom/lazy.h"
 #include "loom/lora.h"
 #include "loom/model_registry.h"
@@ -195,12 +196,11 @@ static std::shared_ptr<PretrainedModel> auto_peft_from_pretrained(
     const std::string& dir, const Device& device, const PretrainedOptions& options) {
   const std::string config_path = dir + "/adapter_config.json";
   const LoraConfig config = LoraConfig::from_json_file(config_path);
-  LOOM_CHECK(!config.base_model_name_or_path.empty() &&
-                 !is_peft_adapter_dir(config.base_model_name_or_path),
-             "[from_pretrained] ", config_path, ": base_model_name_or_path '",
-             config.base_model_name_or_path, "' must name the base model's directory");
-  std::shared_ptr<PretrainedModel> base =
-      auto_from_pretrained(config.base_model_name_or_path, device, options);
+  const std::string base_dir = resolve_adapter_base(dir, config.base_model_name_or_path);
+  LOOM_CHECK(!is_peft_adapter_dir(base_dir), "[from_pretrained] ", config_path,
+             ": base_model_name_or_path '", config.base_model_name_or_path,
+             "' must name the base model's directory, not another adapter");
+  std::shared_ptr<PretrainedModel> base = auto_from_pretrained(base_dir, device, options);
   auto lm = std::dynamic_pointer_cast<CausalLM>(base);
   LOOM_CHECK(lm != nullptr, "[from_pretrained] ", dir, ": the adapter's base model ",
              base->architecture(), " is not a causal LM");

@@ -27,6 +27,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// transformers' LabelSmoother (trainer_pt_utils.py): (1 - f) * NLL + f * mean
+// over classes of -log p, over the labels that are not -100; a causal LM's
+// logits at t predict the label at t + 1 (shift_labels).
+Tensor trainer_label_smoothed_loss(Tensor logits, Tensor labels, bool shift, double factor) {
+  if (shift && logits.dim() == 3) {
+    logits = slice(logits, 1, 0, logits.size(1) - 1);
+    labels = slice(labels, 1, 1, labels.size(1));
+  }
+  return cross_entropy(logits, labels, -100, factor);  // logits [..., V], labels [...]
+}
+
 // Parameters outside embedding modules (transformers' num_parameters with
 // exclude_embeddings=True; a head tied to an embedding is excluded too).
 int64_t non_embedding_parameters(PretrainedModel& model) {
@@ -159,6 +170,9 @@ Tensor Trainer::compute_loss(PretrainedModel& model, const ModelInputs& inputs,
   ModelOutput out = model.forward(inputs);
   LOOM_CHECK(out.loss.defined(), "[Trainer] the model (", model.architecture(),
              ") returned no loss: the batches need \"labels\"");
+  if (impl_->args.label_smoothing_factor > 0)
+    out.loss = trainer_label_smoothed_loss(out.logits, inputs.labels, impl_->shifts_labels,
+                                           impl_->args.label_smoothing_factor);
   if (!num_items_in_batch.defined()) return out.loss;
   // mean loss * (items in this batch / items in the window) = this batch's
   // summed loss / items in the window (transformers' num_items_in_batch).

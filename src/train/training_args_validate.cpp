@@ -157,6 +157,25 @@ void validate_best_model(const TrainingArguments& a) {
                "[TrainingArguments] metric_for_best_model: must not be empty");
 }
 
+// The transformers names of training_args.h's "More of transformers' names".
+void check_hf_habits(const TrainingArguments& a) {
+  const double f = a.label_smoothing_factor;
+  LOOM_CHECK(f >= 0 && f < 1, "[TrainingArguments] label_smoothing_factor: expected a value in ",
+             "[0, 1), got ", f);
+  LOOM_CHECK(a.save_safetensors, "[TrainingArguments] save_safetensors: false is not supported: ",
+             "safetensors is the only format loom writes (there is no pytorch_model.bin)");
+  if (a.use_cpu) {
+    std::string backend;
+    try {
+      backend = Device(a.device).backend;
+    } catch (const Error&) {
+      return;  // the device check below names the bad device
+    }
+    LOOM_CHECK(backend == "cpu" || backend == "reference", "[TrainingArguments] use_cpu: device '",
+               a.device, "' runs on the ", backend, " backend, not on the cpu");
+  }
+}
+
 void validate_misc(const TrainingArguments& a) {
   LOOM_CHECK(!a.output_dir.empty(), "[TrainingArguments] output_dir: must not be empty");
   // transformers also names nccl, gloo, ccl, hccl, cncl, mccl: not loom's engines.
@@ -171,6 +190,7 @@ void validate_misc(const TrainingArguments& a) {
   if (a.resume_from_checkpoint)
     LOOM_CHECK(!a.resume_from_checkpoint->empty(),
                "[TrainingArguments] resume_from_checkpoint: must not be empty");
+  check_hf_habits(a);
   try {
     lazy::check_device(Device(a.device));
   } catch (const Error& e) {
@@ -239,6 +259,7 @@ void TrainingArguments::validate() {
     const std::string& m = *metric_for_best_model;
     greater_is_better = !(m.size() >= 4 && m.compare(m.size() - 4, 4, "loss") == 0);
   }
+  if (!run_name) run_name = output_dir;  // transformers' default
   if (!logging_dir) logging_dir = (std::filesystem::path(output_dir) / default_logdir()).string();
   validate_report_to(*this);
   validate_misc(*this);

@@ -9,7 +9,9 @@ directly. Writes the report to tests/train/fixtures/checkpoint_in_transformers.t
 Assumes a built loom_tests (its TrainerCheckpointExport.ForTransformers test
 writes the checkpoint) and torch + transformers from PyPI.
 
-  python3 tests/train/check_checkpoint_in_transformers.py build/loom_tests
+  python3 tests/train/check_checkpoint_in_transformers.py build/loom_tests          # prints
+  python3 tests/train/check_checkpoint_in_transformers.py build/loom_tests --write  # and writes
+                                             # the committed fixtures/checkpoint_in_transformers.txt
 """
 import json
 import os
@@ -29,7 +31,9 @@ OUT = ROOT / "fixtures" / "checkpoint_in_transformers.txt"
 
 
 def main():
-    tests = sys.argv[1] if len(sys.argv) > 1 else "build/loom_tests"
+    write = "--write" in sys.argv[1:]
+    positional = [a for a in sys.argv[1:] if a != "--write"]
+    tests = positional[0] if positional else "build/loom_tests"
     out = tempfile.mkdtemp(prefix="loom_export_")
     env = dict(os.environ, LOOM_EXPORT_CHECKPOINT=out)
     subprocess.run([tests, "--gtest_filter=TrainerCheckpointExport.ForTransformers"], env=env,
@@ -64,7 +68,8 @@ def main():
                  f"{sorted(k for k in targs if k not in known)}")
     ok = not info["missing_keys"] and not info["unexpected_keys"] and same
     lines.append("OK" if ok else "FAILED")
-    OUT.write_text("\n".join(lines) + "\n")
+    if write:
+        OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0 if ok else 1
 

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "loom/error.h"
 #include "loom/generation.h"
+#include "loom/hub.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
 #include "loom/models.h"
@@ -27,10 +28,10 @@ namespace loom::cli {
 namespace {
 
 struct GenerateArgs {
-  std::string model_name_or_path, tokenizer_name, prompt, device = "cpu";
+  std::string model_name_or_path, tokenizer_name, prompt, device = "lazy", revision = "main";
   int64_t max_new_tokens = 20, top_k = 50, seed = 42;
-  double temperature = 1.0, top_p = 1.0;
-  bool do_sample = false, use_cache = true;
+  double temperature = 1.0, top_p = 1.0, repetition_penalty = 1.0;
+  bool do_sample = false, use_cache = true, skip_special_tokens = false;
 };
 
 // "GPT2LMHeadModel, LlamaForCausalLM, ...": every registered causal-LM class.
@@ -89,13 +90,19 @@ void run_generate(const GenerateArgs& a) {
   gc.temperature = a.temperature;
   gc.top_k = a.top_k;
   gc.top_p = a.top_p;
+  gc.repetition_penalty = a.repetition_penalty;
   gc.use_cache = a.use_cache;
   gc.validate();  // before loading anything
   Device device(a.device);
   lazy::check_device(device);
-  auto model = load_causal_lm(a.model_name_or_path, device);
-  Tokenizer tok = Tokenizer::from_pretrained(a.tokenizer_name.empty() ? a.model_name_or_path
-                                                                      : a.tokenizer_name);
+  // A hub id: its snapshot in the local Hugging Face cache (loom/hub.h).
+  const std::string model_dir =
+      resolve_model_dir(a.model_name_or_path, a.revision, "[loom generate] --model_name_or_path");
+  auto model = load_causal_lm(model_dir, device);
+  Tokenizer tok = Tokenizer::from_pretrained(
+      a.tokenizer_name.empty()
+          ? model_dir
+          : resolve_model_dir(a.tokenizer_name, a.revision, "[loom generate] --tokenizer_name"));
   gc.eos_token_id = model->pretrained_config().eos_token_id;
   gc.pad_token_id = model->pretrained_config().pad_token_id;
   manual_seed(static_cast<uint64_t>(a.seed));
@@ -104,7 +111,7 @@ void run_generate(const GenerateArgs& a) {
   GenerateOutput out = generate(*model, ids.to(device), gc);
   std::vector<int32_t> all;
   for (int64_t id : out.sequences.to_vector<int64_t>()) all.push_back(static_cast<int32_t>(id));
-  std::cout << tok.decode(all) << std::endl;
+  std::cout << tok.decode(all, a.skip_special_tokens) << std::endl;
   print_summary(out, ids.size(1), device, metrics::counter("UncachedCompile") - compiles_before);
 }
 
@@ -112,12 +119,16 @@ void run_generate(const GenerateArgs& a) {
 
 void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "generate", "Continue a prompt with a GPT-2 model (greedy, or sampled with --do_sample)");
+  CLI::App* cmd = app.add_subcommand("generate",
+                                     "Continue a prompt with a causal LM: GPT-2, Llama, Qwen2 "
+                                     "(greedy, or sampled with --do_sample)");
   cmd->add_option("--model_name_or_path", args->model_name_or_path,
                   "Model directory (config.json + model.safetensors) or checkpoint (required)");
   cmd->add_option("--tokenizer_name", args->tokenizer_name,
                   "Tokenizer directory (default: the model directory)");
+  cmd->add_option("--revision", args->revision,
+                  "Hub ids: the branch, tag or commit of the cached snapshot")
+      ->capture_default_str();
   cmd->add_option("--prompt", args->prompt, "Text to continue (empty: start from bos)");
   cmd->add_option("--max_new_tokens", args->max_new_tokens, "Tokens to generate")
       ->check(decimal_integer())
@@ -132,10 +143,18 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--top_p", args->top_p, "Nucleus sampling mass in (0, 1] (1: off)")
       ->check(decimal_number())
       ->capture_default_str();
+  cmd->add_option("--repetition_penalty", args->repetition_penalty,
+                  "Divide (multiply, when negative) the logits of tokens already in the text by "
+                  "this (> 0; 1: off), as transformers")
+      ->check(decimal_number())
+      ->capture_default_str();
+  cmd->add_flag("--skip_special_tokens", args->skip_special_tokens,
+                "Leave special tokens (<|endoftext|>, ...) out of the printed text");
   cmd->add_option("--seed", args->seed, "Seed of loom's generator (sampling)")
       ->check(decimal_integer())
       ->capture_default_str();
-  cmd->add_option("--device", args->device, "cpu (eager), lazy, or lazy:<backend>[:<index>]")
+  cmd->add_option("--device", args->device,
+                  "lazy (default), lazy:<backend>[:<index>], or cpu (eager)")
       ->capture_default_str();
   cmd->add_flag("!--no_cache", args->use_cache,
                 "Recompute the whole sequence each step instead of the static KV cache");

@@ -13,6 +13,7 @@
 #include "job.h"
 #include "loom/collator.h"
 #include "loom/error.h"
+#include "loom/hub.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -25,6 +26,18 @@ std::string tokenizer_dir(const JobArgs& job) {
              "holding tokenizer files)");
   LOOM_CHECK(fs::is_directory(dir), "[tokenizer] '", dir, "': no such directory");
   return dir;
+}
+
+// Hub ids of --model_name_or_path / --tokenizer_name -> their snapshots in the
+// local Hugging Face cache at --revision (loom/hub.h); directories stay.
+JobArgs with_hub_dirs(JobArgs job) {
+  if (!job.model_name_or_path.empty())
+    job.model_name_or_path =
+        resolve_model_dir(job.model_name_or_path, job.revision, "[model] --model_name_or_path");
+  if (!job.tokenizer_name.empty())
+    job.tokenizer_name =
+        resolve_model_dir(job.tokenizer_name, job.revision, "[tokenizer] --tokenizer_name");
+  return job;
 }
 
 std::shared_ptr<const data::Collator> make_collator(const JobArgs& job, const ModelPlan& plan,
@@ -79,7 +92,7 @@ std::string format_metric(const std::string& key, double v) {
 
 PreparedJob prepare_job(const JobCommand& cmd, TrainingArguments& training, bool want_train,
                         bool want_eval) {
-  const JobArgs& job = cmd.job;
+  const JobArgs job = with_hub_dirs(cmd.job);
   PreparedJob p;
   if (want_train) check_lora_flags(job);
   p.tokenizer_dir = tokenizer_dir(job);
@@ -88,7 +101,13 @@ PreparedJob prepare_job(const JobCommand& cmd, TrainingArguments& training, bool
   if (want_train) check_training_fits(p.plan, training);  // before reading any data
   p.data = load_job_data(job, p.plan, tok, want_train, want_eval);
   p.model = build_model(p.plan, p.data, static_cast<uint64_t>(training.seed));
-  if (want_train) p.model = apply_lora(job, cmd.given, p.plan, p.model);
+  if (want_train) {
+    // The adapter names its base as the user did: a hub id stays an id (as peft).
+    ModelPlan named = p.plan;
+    if (p.plan.adapter_dir.empty() && job.model_name_or_path != cmd.job.model_name_or_path)
+      named.pretrained_dir = cmd.job.model_name_or_path;
+    p.model = apply_lora(job, cmd.given, named, p.model);
+  }
   p.options.data_collator = make_collator(job, p.plan, tok, training.sampler_seed());
   p.options.tokenizer_dir = p.tokenizer_dir;
   if (p.plan.task == "text-classification") {

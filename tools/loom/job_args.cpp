@@ -37,6 +37,12 @@ const std::vector<JobField>& job_table() {
       {{"model_type", "string",
         "Train from scratch: gpt2, bert, llama or qwen2 (transformers' defaults)."},
        &JobArgs::model_type},
+      {{"revision", "string",
+        "Hub ids: the branch, tag or commit of the snapshot in the local Hugging Face cache."},
+       &JobArgs::revision},
+      {{"torch_dtype", "string",
+        "auto or float32 (loom keeps weights in float32; --bf16 autocasts matmuls)."},
+       &JobArgs::torch_dtype},
       {{"config_overrides", "string",
         "With --model_type: config fields to set, e.g. \"n_layer=4,n_embd=256,n_head=4\"."},
        &JobArgs::config_overrides},
@@ -107,6 +113,13 @@ void check_allowed(const std::string& name, const JobArgs& job) {
     for (const ModelTypeEntry& e : model_types()) known = known || e.model_type == job.model_type;
     LOOM_CHECK(known, "--model_type: expected one of ", model_type_names(), ", got '",
                job.model_type, "'");
+  } else if (name == "torch_dtype") {
+    const std::string& d = job.torch_dtype;
+    LOOM_CHECK(d != "bfloat16" && d != "float16" && d != "half", "--torch_dtype ", d,
+               ": not supported: loom keeps weights in float32 (use --bf16 ",
+               "for bf16 autocast of matmuls and attention)");
+    LOOM_CHECK(d == "auto" || d == "float32", "--torch_dtype: expected auto or float32, got '", d,
+               "'");
   } else if (name == "validation_split_percentage") {
     int64_t p = job.validation_split_percentage;
     LOOM_CHECK(p >= 0 && p < 100, "--validation_split_percentage: expected 0..99, got ", p);
@@ -169,6 +182,30 @@ struct Setter {
   }
 };
 
+// A field's default as `--help` shows it ("none" for an unset optional).
+struct DefaultText {
+  const JobArgs& job;
+  std::string operator()(std::string JobArgs::*m) const { return job.*m; }
+  std::string operator()(int64_t JobArgs::*m) const { return std::to_string(job.*m); }
+  std::string operator()(double JobArgs::*m) const {
+    std::string s = std::to_string(job.*m);  // "0.150000" -> "0.15"
+    while (s.find('.') != std::string::npos && (s.back() == '0' || s.back() == '.')) {
+      const bool dot = s.back() == '.';
+      s.pop_back();
+      if (dot) break;
+    }
+    return s;
+  }
+  std::string operator()(bool JobArgs::*m) const { return job.*m ? "true" : "false"; }
+  std::string operator()(std::optional<int64_t> JobArgs::*m) const {
+    return job.*m ? std::to_string(*(job.*m)) : "none";
+  }
+};
+
+std::string with_default(const std::string& help, const std::string& value) {
+  return help + " [default: " + (value.empty() ? "\"\"" : value) + "]";
+}
+
 }  // namespace
 
 const std::vector<FlagInfo>& job_flags() {
@@ -188,11 +225,24 @@ void set_job_arg(JobArgs& job, const std::string& name, const std::string& value
   check_allowed(name, job);
 }
 
+TrainingArguments cli_training_defaults() {
+  TrainingArguments args;
+  args.device = kCliDefaultDevice;
+  return args;
+}
+
 FlagSet make_job_flag_set() {
   FlagSet flags;
-  flags.add(job_flags(), "Data and model");
+  std::vector<FlagInfo> job;
+  const JobArgs job_defaults;
+  for (const JobField& f : job_table())
+    job.push_back({f.info.name, f.info.type,
+                   with_default(f.info.help, std::visit(DefaultText{job_defaults}, f.member))});
+  flags.add(job, "Data and model");
   std::vector<FlagInfo> training;
-  for (const auto& f : TrainingArguments::fields()) training.push_back({f.name, f.type, f.help});
+  const TrainingArguments defaults = cli_training_defaults();
+  for (const auto& f : TrainingArguments::fields())
+    training.push_back({f.name, f.type, with_default(f.help, defaults.get(f.name))});
   flags.add(training, "TrainingArguments");
   return flags;
 }
@@ -201,6 +251,7 @@ JobCommand parse_job_command(const FlagSet& flags, const CLI::App& app,
                              const std::string& command) {
   flags.check_unknown(app, command);
   JobCommand cmd;
+  cmd.training = cli_training_defaults();  // --device lazy
   cmd.given = flags.given();
   if (auto it = cmd.given.find("config"); it != cmd.given.end()) {
     // The file fills only what the command line left out.

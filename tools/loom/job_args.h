@@ -74,10 +74,25 @@ struct JobArgs {
   /// With use_lora: output_dir gets the merged weights (W + B A alpha / r) as
   /// a normal checkpoint instead of the adapter.
   bool merge_lora = false;
+  /// Hub ids in model_name_or_path / tokenizer_name: the branch, tag or
+  /// commit of the cached snapshot (transformers' revision / run_clm's
+  /// model_revision; loom/hub.h).
+  std::string revision = "main";
+  /// run_clm's torch_dtype: the dtype weights are loaded in. loom keeps
+  /// weights in float32, so "auto" and "float32" are accepted (a bf16/f16
+  /// checkpoint converts to f32); "bfloat16"/"float16" are refused, naming --bf16.
+  std::string torch_dtype = "auto";
   /// A JSON file of flag names to values (all of these and the
   /// TrainingArguments fields); the command line overrides it.
   std::string config;
 };
+
+/// The device `loom train` / `loom evaluate` use without --device: the lazy
+/// device (traced and compiled), where the library's TrainingArguments keeps
+/// transformers'-style eager "cpu".
+inline constexpr const char* kCliDefaultDevice = "lazy";
+/// TrainingArguments' defaults as the CLI applies them (device kCliDefaultDevice).
+TrainingArguments cli_training_defaults();
 
 /// Every JobArgs flag (name, type, help), in the order `--help` lists them.
 const std::vector<FlagInfo>& job_flags();

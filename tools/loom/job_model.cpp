@@ -16,6 +16,7 @@
 #include "io/json_parse.h"
 #include "job.h"
 #include "loom/error.h"
+#include "loom/hub.h"
 #include "loom/model_registry.h"
 #include "loom/models.h"
 #include "loom/nn.h"
@@ -103,10 +104,9 @@ void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
   if (is_peft_adapter_dir(dir) && !fs::exists(fs::path(dir) / "config.json")) {
     // A LoRA adapter (loom/lora.h): the model is its base plus the adapter.
     plan.adapter_dir = dir;
-    dir = LoraConfig::from_json_file((fs::path(dir) / "adapter_config.json").string())
-              .base_model_name_or_path;
-    LOOM_CHECK(!dir.empty() && fs::is_directory(dir), "[model] ", plan.adapter_dir,
-               "/adapter_config.json: base_model_name_or_path '", dir, "' is not a directory");
+    dir = resolve_adapter_base(
+        dir, LoraConfig::from_json_file((fs::path(dir) / "adapter_config.json").string())
+                 .base_model_name_or_path);
   }
   const std::string cfg_path = (fs::path(dir) / "config.json").string();
   LOOM_CHECK(fs::exists(cfg_path), "[model] ", cfg_path, ": no such file");

@@ -181,14 +181,16 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
 void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train",
-      "Train or fine-tune a GPT-2 / BERT model (transformers' run_clm, run_mlm, run_glue)");
+      "Train or fine-tune GPT-2, Llama, Qwen2 (causal-lm) or BERT (masked-lm, "
+      "text-classification), full or LoRA (transformers' run_clm, run_mlm, run_glue)");
   auto flags = std::make_shared<FlagSet>(make_job_flag_set());
   flags->add_to(*cmd);
   cmd->footer(
       "Example:\n  loom train --model_type gpt2 --config_overrides n_layer=2,n_embd=64,n_head=2 "
       "\\\n"
       "    --tokenizer_name assets/tokenizers/gpt2 --train_file corpus.txt --block_size 64 \\\n"
-      "    --output_dir out --max_steps 100 --device lazy\nSee docs/cli.md.");
+      "    --output_dir out --max_steps 100\nDefaults are those of transformers' "
+      "TrainingArguments, except --device (lazy). See docs/cli.md.");
   cmd->callback([flags, cmd] { run_train(*flags, *cmd); });
 }
 

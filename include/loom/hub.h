@@ -1,0 +1,54 @@
+// Hub ids from the local Hugging Face cache: `--model_name_or_path gpt2` or
+// `Qwen/Qwen2-0.5B` resolves to the snapshot directory huggingface_hub left in
+// its cache, as transformers' from_pretrained does with HF_HUB_OFFLINE=1.
+// loom never downloads.
+//
+//   std::string dir = loom::resolve_model_dir("gpt2", "main", "--model_name_or_path");
+//   // -> ~/.cache/huggingface/hub/models--gpt2/snapshots/<commit>
+//
+// The cache layout is huggingface_hub's (docs: "Understand caching"):
+// <cache>/models--<org>--<name>/refs/<revision> holds a commit hash, and
+// snapshots/<commit>/ holds the files. <cache> is $HF_HUB_CACHE, else
+// $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
+// ~/.cache/huggingface/hub.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace loom {
+
+/// The hub cache directory from the environment (see the top of this file).
+std::string hf_hub_cache_dir();
+
+/// Whether `name` has the form of a hub model id: "name" or "org/name", each
+/// part letters, digits, '-', '_', '.' (not starting with '.' or '-', no "..").
+bool is_hub_id(const std::string& name);
+
+/// The cached snapshot directory of hub id `repo_id` at `revision` (a branch
+/// or tag with a refs/ file, or a commit hash with a snapshot), or nullopt
+/// when the cache does not hold it.
+std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
+                                                const std::string& revision = "main");
+
+/// `name_or_path` when it is an existing directory; else, for a hub id, its
+/// cached snapshot at `revision`. Otherwise throws loom::Error, one line naming
+/// `what` (the flag or field), saying that loom does not download and giving the
+/// command that fetches it ("huggingface-cli download <id> [--revision R]").
+std::string resolve_model_dir(const std::string& name_or_path, const std::string& revision,
+                              const std::string& what);
+
+}  // namespace loom
+
+namespace loom {
+
+/// The base model directory of the PEFT adapter in `adapter_dir`, from its
+/// adapter_config.json's `base_model_name_or_path` (`base`), tried as peft's
+/// AutoPeftModel does: a directory as written (relative to the current
+/// directory), then a hub id in the cache; then, loom's addition, relative to
+/// `adapter_dir` (so an adapter saved with "../base" still loads when run from
+/// elsewhere). Throws loom::Error naming base_model_name_or_path, the adapter's
+/// adapter_config.json and every place tried.
+std::string resolve_adapter_base(const std::string& adapter_dir, const std::string& base);
+
+}  // namespace loom

@@ -1,0 +1,106 @@
+// Hub ids -> snapshot directories of the local Hugging Face cache (loom/hub.h).
+// Assumes huggingface_hub's cache layout: models--ORG--NAME/refs/REV holds a
+// commit hash (no newline needed), snapshots/COMMIT/ the files (symlinks into
+// blobs/, which std::filesystem follows).
+#include "loom/hub.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "loom/error.h"
+
+namespace loom {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string hub_env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+bool is_commit_hash(const std::string& s) {
+  static const std::regex kHex("[0-9a-f]{40}");
+  return std::regex_match(s, kHex);
+}
+
+std::string download_hint(const std::string& id, const std::string& revision) {
+  std::string cmd = "huggingface-cli download " + id;
+  if (revision != "main") cmd += " --revision " + revision;
+  return cmd;
+}
+
+}  // namespace
+
+std::string hf_hub_cache_dir() {
+  if (std::string d = hub_env("HF_HUB_CACHE"); !d.empty()) return d;
+  if (std::string d = hub_env("HUGGINGFACE_HUB_CACHE"); !d.empty()) return d;  // older name
+  if (std::string d = hub_env("HF_HOME"); !d.empty()) return (fs::path(d) / "hub").string();
+  if (std::string d = hub_env("XDG_CACHE_HOME"); !d.empty())
+    return (fs::path(d) / "huggingface" / "hub").string();
+  return (fs::path(hub_env("HOME")) / ".cache" / "huggingface" / "hub").string();
+}
+
+bool is_hub_id(const std::string& name) {
+  static const std::regex kId("[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)?");
+  return name.size() <= 200 && std::regex_match(name, kId) && name.find("..") == std::string::npos;
+}
+
+std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
+                                                const std::string& revision) {
+  if (!is_hub_id(repo_id) || revision.empty() || revision.find("..") != std::string::npos)
+    return std::nullopt;
+  std::string folder = "models--" + repo_id;
+  if (size_t slash = folder.find('/'); slash != std::string::npos) folder.replace(slash, 1, "--");
+  const fs::path repo = fs::path(hf_hub_cache_dir()) / folder;
+  std::string commit = revision;
+  std::ifstream ref(repo / "refs" / revision);
+  if (ref.good()) {
+    std::getline(ref, commit);
+    while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back())))
+      commit.pop_back();
+  }
+  if (!is_commit_hash(commit)) return std::nullopt;
+  std::error_code ec;
+  const fs::path snapshot = repo / "snapshots" / commit;
+  if (!fs::is_directory(snapshot, ec)) return std::nullopt;
+  return snapshot.string();
+}
+
+std::string resolve_model_dir(const std::string& name_or_path, const std::string& revision,
+                              const std::string& what) {
+  std::error_code ec;
+  if (fs::is_directory(name_or_path, ec)) return name_or_path;
+  if (!is_hub_id(name_or_path)) fail(what, " '", name_or_path, "': no such directory");
+  if (auto snapshot = find_cached_snapshot(name_or_path, revision)) return *snapshot;
+  fail(what, " '", name_or_path, "': no such directory, and the Hugging Face cache (",
+       hf_hub_cache_dir(), ") holds no snapshot of it at revision '", revision,
+       "'; loom does not download: fetch it with `", download_hint(name_or_path, revision), "`");
+}
+
+}  // namespace loom
+
+namespace loom {
+
+std::string resolve_adapter_base(const std::string& adapter_dir, const std::string& base) {
+  const std::string config = (fs::path(adapter_dir) / "adapter_config.json").string();
+  LOOM_CHECK(!base.empty(), config, ": base_model_name_or_path is empty: it must name the base ",
+             "model (a directory or a hub id)");
+  std::error_code ec;
+  if (fs::is_directory(base, ec)) return base;
+  if (auto snapshot = find_cached_snapshot(base, "main")) return *snapshot;
+  const fs::path beside = fs::path(adapter_dir) / base;
+  if (fs::path(base).is_relative() && fs::is_directory(beside, ec)) return beside.string();
+  fail(config, ": base_model_name_or_path '", base, "' is not a directory (relative to the ",
+       "current directory, as peft reads it, nor to the adapter's directory: ", beside.string(),
+       ")",
+       is_hub_id(base)
+           ? " nor a hub id in the Hugging Face cache (" + hf_hub_cache_dir() +
+                 "); loom does not download: fetch it with `" + download_hint(base, "main") + "`"
+           : std::string());
+}
+
+}  // namespace loom
