@@ -271,6 +271,9 @@ def main():
     parser.add_argument("--unity", action="store_true",
                         help="build the scratch copy as a unity build (a first build several "
                         "times faster; each mutant then recompiles its whole unity chunk)")
+    parser.add_argument("--quick-build", action="store_true",
+                        help="compile the scratch copy at -O1 without debug info (a shared or "
+                        "small machine; the test subsets run a little slower)")
     parser.add_argument("--deadline", help="HH:MM (UTC): start no mutant after this time; the "
                         "rest are listed as 'not run'")
     args = parser.parse_args()
@@ -301,8 +304,10 @@ def main():
 
     env = dict(os.environ)
     if not (build / "build.ninja").exists():
-        code, out = run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja",
-                         "-DCMAKE_BUILD_TYPE=Release", "-DLOOM_BUILD_BENCH=OFF",
+        build_type = (["-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1"]
+                      if args.quick_build else ["-DCMAKE_BUILD_TYPE=Release"])
+        code, out = run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja", *build_type,
+                         "-DLOOM_BUILD_BENCH=OFF",
                          f"-DLOOM_UNITY_BUILD={'ON' if args.unity else 'OFF'}",
                          "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"],
                         tree, 600, env, log)
