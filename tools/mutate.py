@@ -7,8 +7,8 @@ edited), builds loom_tests there once, then for each mutant in MUTANTS: applies 
 exact text replacement in one file), rebuilds loom_tests incrementally, runs the mutant's
 test subset, and restores the file. A mutant is "killed" when a test fails, "SURVIVED" when
 every test passes (a gap: add the test that would have caught it), "build error" when the
-mutant does not compile (fix the mutant). Before the mutants, every subset runs on the
-unmutated copy and must pass. Writes a Markdown table (default tools/mutate_result.md,
+mutant does not compile (fix the mutant). Before each mutant its subset runs on the
+unmutated copy and must pass ("baseline fails" otherwise: fix the test first). Writes a Markdown table (default tools/mutate_result.md,
 committed with the last run) and exits 1 when a mutant survived.
 
 Assumes: cmake, ninja and the packages of scripts/setup.sh; about 20 minutes for the first
@@ -322,14 +322,16 @@ def main():
     print(f"mutate: built in {time.time() - t0:.0f}s", flush=True)
 
     binary = str(build / "loom_tests")
-    for m in mutants:  # baseline: every subset passes unmutated
+
+    def baseline(m):
+        """The mutant's subset on the unmutated copy: None when it passes, else why not."""
         code, out = run([binary, f"--gtest_filter={m.tests}", "--gtest_brief=1"], tree,
                         args.test_timeout, dict(env, **m.env), log)
         if code != 0:
-            sys.exit(f"mutate: {m.name}: its tests fail without the mutant: "
-                     f"{failed_tests(out) or out[-2000:]}")
+            return f"fails unmutated: {', '.join(failed_tests(out)[:4]) or f'exit {code}'}"
         if "[  PASSED  ] 0 tests" in out:
-            sys.exit(f"mutate: {m.name}: filter {m.tests} selects no test")
+            return f"filter {m.tests} selects no test"
+        return None
 
     deadline = None
     if args.deadline:
@@ -341,6 +343,11 @@ def main():
         if deadline is not None and time.time() >= deadline:
             rows.append((m, "not run", f"past the --deadline {args.deadline} UTC", 0.0))
             print(f"mutate: {m.name:36s} not run (past {args.deadline} UTC)", flush=True)
+            continue
+        why = baseline(m)  # just before the mutant, so that --deadline cuts both
+        if why is not None:
+            rows.append((m, "baseline fails", why, 0.0))
+            print(f"mutate: {m.name:36s} baseline fails: {why}", flush=True)
             continue
         path = tree / m.file
         original = path.read_text()
@@ -369,7 +376,7 @@ def main():
         print(f"mutate: {m.name:36s} {result:12s} {took:5.0f}s  {detail}", flush=True)
     run(ninja, tree, 3600, env, log)  # leave the scratch build unmutated
 
-    survived = [m.name for m, r, _, _ in rows if r not in ("killed", "not run")]
+    survived = [m.name for m, r, _, _ in rows if r not in ("killed", "not run")]  # + baseline
     not_run = [m.name for m, r, _, _ in rows if r == "not run"]
     with open(args.out, "w") as f:
         f.write("# Mutation run (tools/mutate.py)\n\n")
