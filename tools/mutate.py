@@ -271,6 +271,11 @@ def main():
     parser.add_argument("--unity", action="store_true",
                         help="build the scratch copy as a unity build (a first build several "
                         "times faster; each mutant then recompiles its whole unity chunk)")
+    parser.add_argument("--in-place", metavar="BUILD_DIR",
+                        help="no scratch copy: mutate the checkout itself and rebuild in its "
+                        "configured BUILD_DIR (e.g. build; saves the first build on a busy "
+                        "machine). Each file is written back after its mutant; the mutated "
+                        "files must have no uncommitted changes (git checkout restores them)")
     parser.add_argument("--quick-build", action="store_true",
                         help="compile the scratch copy at -O1 without debug info (a shared or "
                         "small machine; the test subsets run a little slower)")
@@ -290,12 +295,22 @@ def main():
         sys.exit(f"mutate: unknown mutant(s) {sorted(unknown)}; see --list")
 
     scratch = pathlib.Path(args.scratch)
-    tree, build = scratch / "tree", scratch / "tree" / "build"
     scratch.mkdir(parents=True, exist_ok=True)
     log = open(scratch / "mutate.log", "w")
-    print(f"mutate: syncing {tree} ({sync_tree(tree)} files changed)", flush=True)
-    if args.tests_rev:
-        use_tests_of(args.tests_rev, tree)
+    if args.in_place:
+        tree, build = ROOT, pathlib.Path(args.in_place).resolve()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *{m.file for m in mutants}],
+                               cwd=ROOT, text=True, stdout=subprocess.PIPE).stdout.strip()
+        if dirty or args.tests_rev:
+            sys.exit("mutate: --in-place needs the mutated files committed (and no --tests-rev):\n"
+                     + dirty)
+        if not (build / "build.ninja").exists():
+            sys.exit(f"mutate: --in-place: {build} is not a configured build folder")
+    else:
+        tree, build = scratch / "tree", scratch / "tree" / "build"
+        print(f"mutate: syncing {tree} ({sync_tree(tree)} files changed)", flush=True)
+        if args.tests_rev:
+            use_tests_of(args.tests_rev, tree)
     for m in mutants:  # fail early on a stale mutant, before any build
         text = (tree / m.file).read_text()
         if text.count(m.old) != 1:
