@@ -4,12 +4,15 @@
 # Sanitizer, then runs each libFuzzer harness of fuzz/ for a short fixed time
 # (scripts/fuzz.sh). Exits non-zero on the first failure and prints each
 # phase's time. Budget: under 30 minutes on 2 cores from a fresh Debian
-# bookworm machine (the fuzz phase: about 2 minutes of build, 6 x 20 s of runs).
+# bookworm machine (the fuzz phase: about 2 minutes of build, 9 x 15 s of runs).
+# Under CI=true, MPI is required (-DLOOM_MPI=ON): with AUTO a machine without
+# Open MPI would turn every multi-rank test into a skip and CI would still pass.
 #
 # Environment (all optional):
 #   LOOM_SKIP_ASAN=1        skip the sanitizer and fuzz phases (quick local runs; CI runs them)
 #   LOOM_SKIP_FUZZ=1        skip the fuzz phase only
-#   LOOM_FUZZ_SECONDS=s     run time of each fuzz harness    (default: 20)
+#   LOOM_FUZZ_SECONDS=s     run time of each fuzz harness    (default: 15)
+#   LOOM_MPI=ON|AUTO|OFF    the mpi ProcessGroup         (default: ON under CI=true, else AUTO)
 #   LOOM_BUILD_DIR=dir      main build folder            (default: build)
 #   LOOM_ASAN_BUILD_DIR=dir sanitizer build folder       (default: build-asan)
 #   LOOM_JOBS=n             parallel compile/test jobs   (default: nproc)
@@ -21,6 +24,11 @@ cd "$LOOM_ROOT"
 build_dir="${LOOM_BUILD_DIR:-build}"
 asan_dir="${LOOM_ASAN_BUILD_DIR:-build-asan}"
 test_timeout="${LOOM_TEST_TIMEOUT:-600}"
+if [[ "${CI:-}" == "true" ]]; then
+  mpi="${LOOM_MPI:-ON}"
+else
+  mpi="${LOOM_MPI:-AUTO}"
+fi
 
 # run_ctest DIR: every registered test; zero registered tests is a failure.
 run_ctest() {
@@ -33,7 +41,8 @@ trap print_phases EXIT
 phase "setup" bash scripts/setup.sh
 
 phase "configure" configure "$build_dir" \
-  -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF -DLOOM_UNITY_BUILD=ON
+  -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF -DLOOM_UNITY_BUILD=ON \
+  -DLOOM_MPI="$mpi"
 phase "build" cmake --build "$build_dir" -j"$LOOM_JOBS"
 phase "test" run_ctest "$build_dir"
 
@@ -49,7 +58,7 @@ export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 phase "asan configure" configure "$asan_dir" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON
+  -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON -DLOOM_MPI="$mpi"
 phase "asan build" cmake --build "$asan_dir" -j"$LOOM_JOBS"
 phase "asan test" run_ctest "$asan_dir"
 

@@ -123,9 +123,43 @@ def main():
     for name in ("python_all_dtypes", "python_escapes"):
         with open(os.path.join(FIXTURES, "safetensors", name + ".safetensors"), "rb") as f:
             write("safetensors", name, f.read())
-    for model in ("gpt2", "bert"):
+    for model in ("gpt2", "bert", "llama", "qwen2"):
         with open(os.path.join(FIXTURES, "models", model, "config.json"), "rb") as f:
             write("config", model, f.read())
+    with open(os.path.join(FIXTURES, "models", "llama", "config.json")) as f:
+        llama = json.load(f)
+    llama["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+    write("config", "llama_rope_scaling", json.dumps(llama))
+    llama.pop("rope_scaling")
+    llama["rope_parameters"] = {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0}
+    write("config", "llama_rope_parameters", json.dumps(llama))
+    # io/json_parse.h's nesting limit is 1,000: one seed just inside it, one just past it.
+    for depth in (999, 1001):
+        write("config", f"depth_{depth}", '{"model_type": "gpt2", "x": ' + "[" * (depth - 1) +
+              "]" * (depth - 1) + "}")
+        write("tokenizer_json", f"depth_{depth}", '{"model": ' + "[" * (depth - 1) +
+              "]" * (depth - 1) + "}")
+
+    for name in ("gpt2_lora", "llama_lora"):
+        with open(os.path.join(FIXTURES, "models", name, "adapter_config.json"), "rb") as f:
+            write("adapter_config", name, f.read())
+
+    with open(os.path.join(FIXTURES, "models", "gpt2_sharded", "model.safetensors.index.json")) as f:
+        index = json.load(f)
+    # fuzz_shard_index's scratch directory holds shards with tensors "a" and "b".
+    index["weight_map"] = {"a": "model-00001-of-00002.safetensors",
+                           "b": "model-00002-of-00002.safetensors"}
+    write("shard_index", "two_shards", json.dumps(index, indent=2))
+    write("shard_index", "traversal", json.dumps({"weight_map": {"a": "../model.safetensors"}}))
+
+    # fuzz_split_pattern: byte 0 = 1 (Regex) | behavior << 1 | invert << 7, pattern NUL text.
+    llama3 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?"
+              "[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+    write("split_pattern", "llama3_isolated", b"\x03" + llama3.encode() + b"\x00Hello, world!  12345\n")
+    write("split_pattern", "string_removed", b"\x00" + b"-" + b"\x00a-b--c")
+    write("split_pattern", "backtracking", b"\x01" + b"(a+)+$" + b"\x00aaaaaaaaaaaaaaaaaaaa!")
+    write("split_pattern", "lookahead_inverted", b"\x87" + b"(?=a)" + b"\x00banana")
 
     write("tokenizer_json", "bpe", json.dumps(bpe_tokenizer_json(), ensure_ascii=False))
     write("tokenizer_json", "wordpiece", json.dumps(wordpiece_tokenizer_json(), ensure_ascii=False))

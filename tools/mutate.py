@@ -7,8 +7,8 @@ edited), builds loom_tests there once, then for each mutant in MUTANTS: applies 
 exact text replacement in one file), rebuilds loom_tests incrementally, runs the mutant's
 test subset, and restores the file. A mutant is "killed" when a test fails, "SURVIVED" when
 every test passes (a gap: add the test that would have caught it), "build error" when the
-mutant does not compile (fix the mutant). Before the mutants, every subset runs on the
-unmutated copy and must pass. Writes a Markdown table (default tools/mutate_result.md,
+mutant does not compile (fix the mutant). Before each mutant its subset runs on the
+unmutated copy and must pass ("baseline fails" otherwise: fix the test first). Writes a Markdown table (default tools/mutate_result.md,
 committed with the last run) and exits 1 when a mutant survived.
 
 Assumes: cmake, ninja and the packages of scripts/setup.sh; about 20 minutes for the first
@@ -18,7 +18,7 @@ build of the scratch copy on 2 cores, then ~1 minute per mutant (one file and th
   python3 tools/mutate.py --list          # names and what each changes
   python3 tools/mutate.py --only adamw_eps_tf_placement bpe_fuse_unk_inverted
 
-Each mutant is a bug the field has shipped or an auditor found (issue 15): a sign, an
+Each mutant is a bug the field has shipped or an auditor found (issues 15 and 25): a sign, an
 off-by-one, a dropped term, an option inverted. `env` runs its tests under extra
 environment variables (e.g. OMP_NUM_THREADS=1, where a thread-count bug used to hide).
 """
@@ -76,11 +76,12 @@ MUTANTS = [
     Mutant("softmax_backward_dropped_term", "src/autograd/rules_shape_nn.cpp",
            "return {y * (g - sum(g * y, {n.attrs.axis}, true))};", "return {y * g};",
            "*Grad*", "softmax backward without the sum(g * y) term"),
-    Mutant("cross_entropy_smoothing_sign", "src/autograd/rules_shape_nn.cpp",
-           "- hot * (1.0 - eps) - eps / double(classes);",
-           "- hot * (1.0 - eps) + eps / double(classes);",
-           "*Grad*:*CrossEntropy*:*TorchFixture*",
-           "sign flip of the label-smoothing term in cross_entropy backward"),
+    # The label-smoothing term moved from autograd into the cross_entropy_backward kernels
+    # (the fused CE pass, b46d253): the cpu kernel's copy, against the reference.
+    Mutant("cross_entropy_smoothing_sign", "src/backends/cpu/cross_entropy_grad.cpp",
+           "z[k] = z[k] * ps - smooth;", "z[k] = z[k] * ps + smooth;",
+           "*CrossEntropy*:*TorchFixture*:*OpCases*",
+           "sign flip of the label-smoothing term in the cpu cross_entropy backward"),
     Mutant("sgd_dampening_ignored", "src/optim/sgd.cpp",
            "first ? 1.0 : 1.0 - dampening", "1.0",
            "*OptimizerFixture*:*OptimizerState*:*OptimLazy*", "SGD momentum ignores dampening"),
@@ -108,6 +109,86 @@ MUTANTS = [
     Mutant("sampler_epoch_ignored", "src/data/sampler.cpp",
            "const uint64_t offset = static_cast<uint64_t>(epoch);", "const uint64_t offset = 0;",
            "*Sampler*:*DataLoader*", "every epoch shuffled the same way"),
+    # Issue 25: the areas added since the first run (memory plan, fused batches,
+    # executable collectives, DDP, LoRA, the fused CE kernel, lazy:sim, TensorBoard).
+    Mutant("fused_ce_target_bound", "src/backends/cpu/cross_entropy_grad.cpp",
+           "(t >= 0 && t < classes)", "(t >= 0 && t <= classes)",
+           "*FusedCrossEntropy*:*CrossEntropy*",
+           "the cpu cross-entropy kernels accept target == classes (reads past the row)"),
+    Mutant("memory_plan_donation_veto_dropped", "src/compiler/memory/plan.cpp",
+           "if (!(u < s || (u == s && in_place_ok))) continue;", "if (!(u <= s)) continue;",
+           "*MemoryPlan*:*SimDevice*:*FusedBatch*:*AdamWBatch*",
+           "an input read by a non-elementwise step may still host that step's output"),
+    Mutant("memory_plan_donor_preference_inverted", "src/compiler/memory/plan.cpp",
+           "if (here_i != here_best) return here_i;", "if (here_i != here_best) return here_best;",
+           "*MemoryPlan*", "the donor is an input dead earlier, not the one updated in the step"),
+    Mutant("memory_plan_in_place_while_still_read", "src/compiler/memory/plan.cpp",
+           "if (b.last != s || b.taken_at == s) continue;", "if (b.taken_at == s) continue;",
+           "*MemoryPlan*:*Fused*:*SimDevice*:*Lazy*Training*",
+           "a fused step writes in place over an input that a later step still reads"),
+    Mutant("fused_batch_read_after_write_dropped", "src/compiler/memory/batch.cpp",
+           "          batch_overlap(m.reads, o.writes))", "          false)",
+           "*FusedBatch*:*AdamWBatch*",
+           "a fused group reading another group's result is batched with it"),
+    Mutant("fused_batch_write_after_read_dropped", "src/compiler/memory/batch.cpp",
+           "if (batch_overlap(m.writes, o.reads) || batch_overlap(m.writes, o.writes) ||",
+           "if (batch_overlap(m.writes, o.writes) ||",
+           "*FusedBatch*:*AdamWBatch*",
+           "a fused group writing storage another group reads is batched with it"),
+    Mutant("collective_wait_after_first_reader", "src/backends/executable.cpp",
+           "        at = t;\n        break;", "        at = std::min(t + 1, n);\n        break;",
+           "*ExecutableCollective*:*AllReduce*:*SimDevice*",
+           "a collective is waited for after its first reader launched, not before"),
+    Mutant("collective_wait_lost_in_batch", "src/backends/executable.cpp",
+           "      wait_before_[s].insert(wait_before_[s].end(), wait_before_[t].begin(), "
+           "wait_before_[t].end());\n", "",
+           "*ExecutableCollective*:*AllReduce*:*SimDevice*",
+           "a wait before a fused-batch member is dropped instead of moved to the batch head"),
+    Mutant("collective_schedule_graph_order", "src/compiler/passes/collective_schedule.cpp",
+           "  std::sort(keyed.begin(), keyed.end());\n", "",
+           "*CollectiveSchedule*:*CollectivePasses*",
+           "collectives keep graph order instead of moving up by readiness"),
+    Mutant("grad_bucket_forward_order", "src/train/grad_buckets.cpp",
+           "for (size_t k = bytes.size(); k-- > 0;) {", "for (size_t k = 0; k < bytes.size(); ++k) {",
+           "*GradBuckets*", "gradient buckets in parameter order, not torch DDP's reverse order"),
+    Mutant("grad_bucket_dtypes_mixed", "src/train/grad_buckets.cpp",
+           " &&\n                      dtypes[buckets.back().front()] == dtypes[k];", ";",
+           "*GradBuckets*", "a bucket mixes gradient dtypes (one concat over f32 and bf16)"),
+    Mutant("grad_bucket_unpack_offset", "src/train/grad_buckets.cpp",
+           "      offset += n;\n", "",
+           "*GradBuckets*", "every parameter of a bucket gets the bucket's first slice back"),
+    Mutant("ddp_loss_world_scale_dropped", "src/train/trainer_loop.cpp",
+           "  if (num_items.defined() && world > 1) loss = loss * static_cast<double>(world);\n",
+           "", "DdpTrainCli.TwoRanksEqualOneProcess*:DdpTrainCli.Padded*",
+           "DDP: the item-counted loss is not scaled by the world size (gradients 1/world)"),
+    Mutant("eval_shard_size_rounds_down", "src/train/eval_shard.cpp",
+           "size_ = rank >= n ? 0 : (n - rank + world - 1) / world;",
+           "size_ = rank >= n ? 0 : (n - rank) / world;",
+           "*EvalShard*", "an evaluation shard drops its last strided sample"),
+    Mutant("dist_launch_rank_bound", "src/distributed/group.cpp",
+           "LOOM_CHECK(size >= 1 && rank < size,", "LOOM_CHECK(size >= 1 && rank <= size,",
+           "*DistLaunchEnv*", "a launcher rank equal to the world size is accepted"),
+    Mutant("dist_deadline_wraps", "src/distributed/deadline.h",
+           "    return Clock::time_point::max();", "    return now;",
+           "*DistDeadline*", "a huge --ddp_timeout is an immediate deadline instead of none"),
+    Mutant("lora_scaling_dropped", "src/nn/lora/lora_adapter.cpp",
+           "return lora_B_->forward(lora_A_->forward(dropout_->forward(x))) * scaling_;",
+           "return lora_B_->forward(lora_A_->forward(dropout_->forward(x)));",
+           "*Lora*", "the LoRA update without lora_alpha / r"),
+    Mutant("lora_dropout_on_the_update", "src/nn/lora/lora_adapter.cpp",
+           "return lora_B_->forward(lora_A_->forward(dropout_->forward(x))) * scaling_;",
+           "return dropout_->forward(lora_B_->forward(lora_A_->forward(x))) * scaling_;",
+           "*Lora*", "LoRA dropout on the update instead of the adapter input"),
+    Mutant("sim_memory_never_protected", "src/backends/sim/sim_memory.cpp",
+           "accessible ? PROT_READ | PROT_WRITE : PROT_NONE", "PROT_READ | PROT_WRITE",
+           "*SimDevice*", "lazy:sim memory stays host-accessible outside stream work"),
+    Mutant("tensorboard_crc_mask_rotation", "src/io/tfrecord.cpp",
+           "return ((crc >> 15) | (crc << 17)) + kMaskDelta;",
+           "return ((crc >> 17) | (crc << 15)) + kMaskDelta;",
+           "*TensorBoard*", "TFRecord's masked CRC rotated the wrong way"),
+    Mutant("tensorboard_eval_tag_prefix", "src/train/tensorboard_callback.cpp",
+           'return "eval/" + log_key.substr(5);', 'return "eval/" + log_key;',
+           "*TensorBoardCallback*", "eval_loss logged as eval/eval_loss, not eval/loss"),
 ]
 
 
@@ -187,9 +268,24 @@ def main():
     parser.add_argument("--test-timeout", type=int, default=900)
     parser.add_argument("--tests-rev", help="run with tests/ as of this git revision (to see "
                         "what the tests caught before a change); sources stay as checked out")
+    parser.add_argument("--unity", action="store_true",
+                        help="build the scratch copy as a unity build (a first build several "
+                        "times faster; each mutant then recompiles its whole unity chunk)")
+    parser.add_argument("--in-place", metavar="BUILD_DIR",
+                        help="no scratch copy: mutate the checkout itself and rebuild in its "
+                        "configured BUILD_DIR (e.g. build; saves the first build on a busy "
+                        "machine). Each file is written back after its mutant; the mutated "
+                        "files must have no uncommitted changes (git checkout restores them)")
+    parser.add_argument("--quick-build", action="store_true",
+                        help="compile the scratch copy at -O1 without debug info (a shared or "
+                        "small machine; the test subsets run a little slower)")
+    parser.add_argument("--deadline", help="HH:MM (UTC): start no mutant after this time; the "
+                        "rest are listed as 'not run'")
     args = parser.parse_args()
 
-    mutants = [m for m in MUTANTS if not args.only or m.name in args.only]
+    by_name = {m.name: m for m in MUTANTS}
+    # --only runs the named mutants in the order given (e.g. the newest first).
+    mutants = [by_name[n] for n in args.only if n in by_name] if args.only else list(MUTANTS)
     if args.list:
         for m in MUTANTS:
             print(f"{m.name:36s} {m.file:36s} {m.what}")
@@ -199,12 +295,22 @@ def main():
         sys.exit(f"mutate: unknown mutant(s) {sorted(unknown)}; see --list")
 
     scratch = pathlib.Path(args.scratch)
-    tree, build = scratch / "tree", scratch / "tree" / "build"
     scratch.mkdir(parents=True, exist_ok=True)
     log = open(scratch / "mutate.log", "w")
-    print(f"mutate: syncing {tree} ({sync_tree(tree)} files changed)", flush=True)
-    if args.tests_rev:
-        use_tests_of(args.tests_rev, tree)
+    if args.in_place:
+        tree, build = ROOT, pathlib.Path(args.in_place).resolve()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *{m.file for m in mutants}],
+                               cwd=ROOT, text=True, stdout=subprocess.PIPE).stdout.strip()
+        if dirty or args.tests_rev:
+            sys.exit("mutate: --in-place needs the mutated files committed (and no --tests-rev):\n"
+                     + dirty)
+        if not (build / "build.ninja").exists():
+            sys.exit(f"mutate: --in-place: {build} is not a configured build folder")
+    else:
+        tree, build = scratch / "tree", scratch / "tree" / "build"
+        print(f"mutate: syncing {tree} ({sync_tree(tree)} files changed)", flush=True)
+        if args.tests_rev:
+            use_tests_of(args.tests_rev, tree)
     for m in mutants:  # fail early on a stale mutant, before any build
         text = (tree / m.file).read_text()
         if text.count(m.old) != 1:
@@ -213,9 +319,12 @@ def main():
 
     env = dict(os.environ)
     if not (build / "build.ninja").exists():
-        code, out = run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja",
-                         "-DCMAKE_BUILD_TYPE=Release", "-DLOOM_BUILD_BENCH=OFF",
-                         "-DLOOM_UNITY_BUILD=OFF", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"],
+        build_type = (["-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1"]
+                      if args.quick_build else ["-DCMAKE_BUILD_TYPE=Release"])
+        code, out = run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja", *build_type,
+                         "-DLOOM_BUILD_BENCH=OFF",
+                         f"-DLOOM_UNITY_BUILD={'ON' if args.unity else 'OFF'}",
+                         "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"],
                         tree, 600, env, log)
         if code != 0:
             sys.exit(f"mutate: configure failed:\n{out[-3000:]}")
@@ -228,17 +337,33 @@ def main():
     print(f"mutate: built in {time.time() - t0:.0f}s", flush=True)
 
     binary = str(build / "loom_tests")
-    for m in mutants:  # baseline: every subset passes unmutated
+
+    def baseline(m):
+        """The mutant's subset on the unmutated copy: None when it passes, else why not."""
         code, out = run([binary, f"--gtest_filter={m.tests}", "--gtest_brief=1"], tree,
                         args.test_timeout, dict(env, **m.env), log)
         if code != 0:
-            sys.exit(f"mutate: {m.name}: its tests fail without the mutant: "
-                     f"{failed_tests(out) or out[-2000:]}")
+            return f"fails unmutated: {', '.join(failed_tests(out)[:4]) or f'exit {code}'}"
         if "[  PASSED  ] 0 tests" in out:
-            sys.exit(f"mutate: {m.name}: filter {m.tests} selects no test")
+            return f"filter {m.tests} selects no test"
+        return None
 
+    deadline = None
+    if args.deadline:
+        hh, mm = (int(x) for x in args.deadline.split(":"))
+        now = time.gmtime()
+        deadline = time.time() + ((hh * 60 + mm) - (now.tm_hour * 60 + now.tm_min)) * 60 - now.tm_sec
     rows = []
     for m in mutants:
+        if deadline is not None and time.time() >= deadline:
+            rows.append((m, "not run", f"past the --deadline {args.deadline} UTC", 0.0))
+            print(f"mutate: {m.name:36s} not run (past {args.deadline} UTC)", flush=True)
+            continue
+        why = baseline(m)  # just before the mutant, so that --deadline cuts both
+        if why is not None:
+            rows.append((m, "baseline fails", why, 0.0))
+            print(f"mutate: {m.name:36s} baseline fails: {why}", flush=True)
+            continue
         path = tree / m.file
         original = path.read_text()
         path.write_text(original.replace(m.old, m.new, 1))
@@ -266,15 +391,17 @@ def main():
         print(f"mutate: {m.name:36s} {result:12s} {took:5.0f}s  {detail}", flush=True)
     run(ninja, tree, 3600, env, log)  # leave the scratch build unmutated
 
-    survived = [m.name for m, r, _, _ in rows if r != "killed"]
+    survived = [m.name for m, r, _, _ in rows if r not in ("killed", "not run")]  # + baseline
+    not_run = [m.name for m, r, _, _ in rows if r == "not run"]
     with open(args.out, "w") as f:
         f.write("# Mutation run (tools/mutate.py)\n\n")
         if args.tests_rev:
             f.write(f"Sources as checked out, **tests/ as of {args.tests_rev}**.\n\n")
         f.write(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit "
                 f"{subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, text=True, stdout=subprocess.PIPE).stdout.strip()}"
-                f" (plus uncommitted changes, if any). {len(rows) - len(survived)} of {len(rows)}"
-                " mutants killed.\n\n")
+                f" (plus uncommitted changes, if any). {len(rows) - len(survived) - len(not_run)} of "
+                f"{len(rows) - len(not_run)} mutants run killed"
+                + (f"; {len(not_run)} not run (past --deadline)" if not_run else "") + ".\n\n")
         f.write("| mutant | file | what | tests run | result | failing tests | s |\n")
         f.write("|---|---|---|---|---|---|---|\n")
         for m, result, detail, took in rows:

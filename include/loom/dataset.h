@@ -161,14 +161,19 @@ struct TableOptions {
   /// ClassLabel from `class_encode_column` and run_glue's sorted label_list.
   std::vector<std::string> label_names{};
   int64_t max_length = 0;  ///< keep at most this many ids (0: all)
+  /// Non-empty: the integer labels a validation file may use, those of the
+  /// training split (run_glue takes its label_list from the training split):
+  /// a non-negative integer label not among them is an error naming the file
+  /// and line. (A negative one, GLUE's -1 "no label", is left to the caller.)
+  std::vector<int64_t> known_integer_labels{};
 };
 
 /// Examples from a CSV (.csv), TSV (.tsv) or JSON Lines (.jsonl, .json) file.
 /// CSV/TSV labels are integers when every label field is a decimal integer.
 /// Throws loom::Error naming the file, the line and the column when the file
 /// is malformed, a column is missing (from the header, or from a JSON row), a
-/// text cell is not a string, a label is null/float/not in `label_names`, or
-/// labels mix integers and strings.
+/// text cell is not a string, a label is null/float/empty/not in
+/// `label_names` (or `known_integer_labels`), or labels mix integers and strings.
 InMemoryDataset table_dataset(const std::string& path, const TextEncoder& encode,
                               const TableOptions& options = {});
 InMemoryDataset table_dataset(const std::string& path, const TokenizeFn& tokenize,

@@ -44,7 +44,10 @@ struct GenerationConfig {
   bool use_cache = true;
 
   /// Throws loom::Error "[generate] <field> ..." for max_new_tokens < 0,
-  /// temperature <= 0 (or not finite), top_k < 0, top_p outside (0, 1].
+  /// temperature <= 0 (or not finite) or, with do_sample, below 1 / FLT_MAX
+  /// (the logits would overflow float32 and the probabilities be NaN), top_k
+  /// < 0, top_p outside (0, 1]. warp_logits throws for a temperature that
+  /// makes some logit overflow float32.
   void validate() const;
 };
 

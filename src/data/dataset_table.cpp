@@ -74,10 +74,28 @@ struct Labels {
   std::vector<std::string> names;
 };
 
-Labels integer_labels(const io::TextTable& t, size_t c) {
+Labels integer_labels(const io::TextTable& t, size_t c, const std::vector<int64_t>& known) {
   Labels out;
-  for (size_t r = 0; r < t.rows.size(); ++r) out.ids.push_back(class_id(t, r, c));
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    out.ids.push_back(class_id(t, r, c));
+    const int64_t id = out.ids.back();
+    if (known.empty() || id < 0 || std::binary_search(known.begin(), known.end(), id)) continue;
+    std::string list;
+    for (int64_t k : known) list += (list.empty() ? "" : ", ") + std::to_string(k);
+    fail("[dataset] ", where(t, r), ": label ", id, " is not a label of the training split (", list,
+         "): the classes come from the training data, as run_glue's label_list");
+  }
   return out;
+}
+
+// An empty label cell (pandas reads it as NaN; run_glue's label_list would
+// hold None) is an error, never a class "".
+void check_no_empty_label(const io::TextTable& t, size_t c) {
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const TableCell& x = cell(t, r, c);
+    LOOM_CHECK(!(x.kind == Kind::kString && x.text.empty()), "[dataset] ", where(t, r),
+               ": the label in column '", t.columns[c], "' is empty");
+  }
 }
 
 // Strings mapped through `names` (given, or the sorted unique strings).
@@ -120,8 +138,11 @@ Labels named_labels(const io::TextTable& t, size_t c, std::vector<std::string> n
 
 Labels read_labels(const io::TextTable& t, const TableOptions& options) {
   size_t c = t.column(options.label_column);
+  check_no_empty_label(t, c);
   if (!options.label_names.empty()) return named_labels(t, c, options.label_names, false);
-  if (all_integers(t, c)) return integer_labels(t, c);
+  std::vector<int64_t> known = options.known_integer_labels;
+  std::sort(known.begin(), known.end());
+  if (all_integers(t, c)) return integer_labels(t, c, known);
   return named_labels(t, c, {}, true);
 }
 
@@ -141,7 +162,12 @@ InMemoryDataset table_dataset(const std::string& path, const TextEncoder& encode
   for (size_t r = 0; r < table.rows.size(); ++r) {
     const std::string& text = text_cell(table, r, text_col);
     const std::string* pair = pair_col ? &text_cell(table, r, *pair_col) : nullptr;
-    Example e = encode(text, pair);
+    Example e;
+    try {
+      e = encode(text, pair);
+    } catch (const Error& err) {  // e.g. a Split regex past its match limit: name the row
+      fail("[dataset] ", where(table, r), ": ", err.what());
+    }
     truncate_example(e, options.max_length);
     if (!options.label_column.empty()) e.label = labels.ids[r];
     examples.push_back(std::move(e));

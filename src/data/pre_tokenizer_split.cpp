@@ -104,6 +104,17 @@ void apply_split_behavior(SplitBehavior behavior, const std::vector<SplitSegment
   }
 }
 
+// The pattern as an error message shows it: whole up to 200 bytes, else its first 160
+// bytes (cut at a UTF-8 character boundary), "..." and its length: a rejected pattern may
+// be 960 kB, and the reason must come first, not after it.
+std::string split_pattern_excerpt(const std::string& pattern) {
+  constexpr size_t kWhole = 200, kHead = 160;
+  if (pattern.size() <= kWhole) return "'" + pattern + "'";
+  size_t n = kHead;
+  while (n > 0 && (static_cast<unsigned char>(pattern[n]) & 0xC0) == 0x80) --n;
+  return "'" + pattern.substr(0, n) + "'... (" + std::to_string(pattern.size()) + " bytes)";
+}
+
 class SplitPreTokenizer final : public PreTokenizer {
  public:
   SplitPreTokenizer(const io::PreTokenizerSpec& spec, const std::string& source)
@@ -116,8 +127,8 @@ class SplitPreTokenizer final : public PreTokenizer {
     PCRE2_SIZE at = 0;
     code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(spec.pattern.data()), spec.pattern.size(),
                           options, &error, &at, nullptr);
-    LOOM_CHECK(code_ != nullptr, "[", source, "] pre_tokenizer Split: cannot compile pattern '",
-               spec.pattern, "' at offset ", at, ": ", pcre2_message(error));
+    LOOM_CHECK(code_ != nullptr, "[", source, "] pre_tokenizer Split: cannot compile pattern (",
+               pcre2_message(error), " at offset ", at, "): ", split_pattern_excerpt(spec.pattern));
     pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE);  // optional: the interpreter is the fallback
   }
   ~SplitPreTokenizer() override { pcre2_code_free(code_); }

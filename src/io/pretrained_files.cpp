@@ -104,31 +104,44 @@ void write_files(const fs::path& tmp, const std::vector<std::pair<std::string, s
   write_text_atomic((tmp / kWeightsIndexFile).string(), index.dump(2) + "\n");
 }
 
+// Whether `p` exists, with the error_code forms: a self-linking symlink
+// (ELOOP) or an unreadable folder is a loom::Error naming the file, never a
+// raw std::filesystem_error.
+bool weights_file_exists(const fs::path& p, const std::string& what) {
+  std::error_code ec;
+  fs::file_status st = fs::status(p, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    fail("[from_pretrained] ", what, " '", p.string(), "': cannot read it (", ec.message(), ")");
+  return fs::exists(st);
+}
+
 }  // namespace
 
 PretrainedWeights PretrainedWeights::open(const std::string& dir) {
   PretrainedWeights w;
   fs::path d(dir);
-  LOOM_CHECK(fs::is_directory(d), "[from_pretrained] ", dir, ": not a directory");
+  std::error_code dir_ec;
+  LOOM_CHECK(fs::is_directory(d, dir_ec), "[from_pretrained] ", dir, ": not a directory");
   std::vector<std::string> names;
   std::map<std::string, std::string> weight_map;
-  if (fs::exists(d / kWeightsFile)) {
+  if (weights_file_exists(d / kWeightsFile, "weights file")) {
     names.push_back(kWeightsFile);
-  } else if (fs::exists(d / kWeightsIndexFile)) {
+  } else if (weights_file_exists(d / kWeightsIndexFile, "index")) {
     weight_map = read_weight_map((d / kWeightsIndexFile).string());
     std::set<std::string> files;
     for (const auto& [tensor, file] : weight_map) files.insert(file);
     names.assign(files.begin(), files.end());
   } else {
-    bool bin = fs::exists(d / "pytorch_model.bin");
+    std::error_code bin_ec;
+    bool bin = fs::exists(d / "pytorch_model.bin", bin_ec);
     fail("[from_pretrained] ", dir, ": no ", kWeightsFile, " or ", kWeightsIndexFile,
          bin ? " (pytorch_model.bin is not supported; convert it to safetensors)" : "");
   }
   std::map<std::string, std::string> seen;  // tensor -> file
   for (const std::string& name : names) {
     fs::path p = d / name;
-    LOOM_CHECK(fs::exists(p), "[from_pretrained] ", (d / kWeightsIndexFile).string(), ": shard '",
-               name, "' does not exist");
+    LOOM_CHECK(weights_file_exists(p, "shard"), "[from_pretrained] ",
+               (d / kWeightsIndexFile).string(), ": shard '", name, "' does not exist");
     w.files_.push_back(safetensors::File::open(p.string()));
   }
   for (size_t f = 0; f < w.files_.size(); ++f) {

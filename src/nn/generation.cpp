@@ -20,10 +20,22 @@
 
 namespace loom {
 
+namespace {
+// The smallest sampling temperature: 1 / FLT_MAX (about 2.9e-39).
+constexpr double kMinSamplingTemperature = 1.0 / double(std::numeric_limits<float>::max());
+}  // namespace
+
 void GenerationConfig::validate() const {
   LOOM_CHECK(max_new_tokens >= 0, "[generate] max_new_tokens must be >= 0, got ", max_new_tokens);
   LOOM_CHECK(std::isfinite(temperature) && temperature > 0,
              "[generate] temperature must be a positive number, got ", temperature);
+  // Below 1 / FLT_MAX every logit divided by it overflows f32 (1e-45, 1e-300): the
+  // probabilities would be NaN. transformers fails there too (torch.multinomial:
+  // "probability tensor contains either inf, nan or element < 0").
+  LOOM_CHECK(!do_sample || temperature >= kMinSamplingTemperature, "[generate] temperature ",
+             temperature, " is below ", kMinSamplingTemperature,
+             ": logits divided by it overflow float32 and sampling probabilities become NaN "
+             "(use greedy decoding, or a larger temperature)");
   LOOM_CHECK(top_k >= 0, "[generate] top_k must be >= 0 (0 = off), got ", top_k);
   LOOM_CHECK(top_p > 0 && top_p <= 1, "[generate] top_p must be in (0, 1], got ", top_p);
   LOOM_CHECK(std::isfinite(repetition_penalty) && repetition_penalty > 0,
@@ -83,7 +95,14 @@ void warp_logits(std::span<float> logits, const GenerationConfig& config) {
   // transformers adds each warper only when it changes something:
   // temperature != 1, top_k != 0, top_p < 1 (GenerationMixin._get_logits_processor).
   if (config.temperature != 1.0)
-    for (float& x : logits) x = static_cast<float>(x / config.temperature);
+    for (float& x : logits) {
+      if (x == kRemoved) continue;
+      x = static_cast<float>(x / config.temperature);
+      // A logit the temperature pushed past float32 would make softmax NaN.
+      LOOM_CHECK(std::isfinite(x), "[generate] temperature ", config.temperature,
+                 " makes a logit overflow float32 (", x,
+                 "): sampling probabilities would be NaN; use a larger temperature");
+    }
   if (config.top_k != 0) top_k_filter(logits, config.top_k);
   if (config.top_p < 1.0) top_p_filter(logits, config.top_p);
 }

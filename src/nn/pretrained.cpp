@@ -229,6 +229,9 @@ std::shared_ptr<PretrainedModel> auto_from_pretrained(const std::string& dir, co
   std::string arch = archs.empty() ? entry->base().name : archs.front();
   const ArchitectureEntry* a = entry->find(arch);
   if (!a) fail("[from_pretrained] ", path, ": architecture '", arch, "' is not supported");
+  // The sizes against the memory and the checkpoint's shapes, before allocating (as
+  // from_pretrained<M>): `loom generate` came through here without them.
+  entry->check_pretrained(dir, text, path);
   std::shared_ptr<PretrainedModel> model;
   {
     nn::NoInitGuard no_init;

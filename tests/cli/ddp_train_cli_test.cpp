@@ -137,6 +137,7 @@ std::vector<double> logged(const nlohmann::json& state, const std::string& key) 
 
 void expect_close(const std::vector<double>& a, const std::vector<double>& b, double rel,
                   const std::string& what) {
+  ASSERT_FALSE(b.empty()) << what << ": nothing logged, nothing compared";
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_LE(std::fabs(a[i] - b[i]), rel * std::fabs(b[i]) + 1e-12)
@@ -285,9 +286,22 @@ TEST_F(DdpTrainCli, UnevenShardsInTrainingAndEvaluationEnd) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   nlohmann::json s = read_json(out + "/trainer_state.json");
   EXPECT_EQ(s.value("global_step", -1), 6);
+  EXPECT_EQ(s.value("epoch", 0.0), 2.0);
   for (const char* f : {"checkpoint-6/rng_state.json", "checkpoint-6/rng_state_0.json",
                         "checkpoint-6/rng_state_1.json", "checkpoint-3/model.safetensors"})
     EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  // Both ends reached: a finite loss for each of the 6 steps, an evaluation at
+  // the start and after each epoch, and the final one over the 13 samples
+  // exactly (rank 1's 6 + rank 0's 7; none counted twice, none dropped).
+  const auto loss = logged(s, "loss"), eval = logged(s, "eval_loss");
+  ASSERT_EQ(loss.size(), 6u);
+  for (double l : loss) EXPECT_TRUE(std::isfinite(l) && l > 0) << l;
+  ASSERT_EQ(eval.size(), 3u);
+  for (double l : eval) EXPECT_TRUE(std::isfinite(l) && l > 0) << l;
+  EXPECT_LT(eval[2], eval[0]) << "training moved the weights";
+  nlohmann::json e = read_json(out + "/eval_results.json");
+  EXPECT_EQ(e.value("eval_samples", 0.0), 13.0);
+  EXPECT_TRUE(std::isfinite(e.value("eval_loss", NAN)));
 }
 
 TEST_F(DdpTrainCli, ResumeOnTheSameOrAnotherWorldSizeContinuesTheRun) {

@@ -142,8 +142,8 @@ TEST(MemoryPlan, FusedElementwiseStepWritesInPlace) {
 }
 
 TEST(MemoryPlan, UpdatedInputsAreDonatedToOutputs) {
-  // An SGD-like update: %0 (param) and %1 (grad) die in the fused step
-  // writing %3; the output takes the param's buffer (read there: preferred).
+  // An SGD-like update: %0 (param) and %1 (grad) both die in the fused step
+  // writing %3; the output takes one of their buffers: the first of equals, %0.
   Program p = lowered(
       "graph(%0: f32[256], %1: f32[256], %2: f32[]) {\n"
       "  %3 = mul(%1, %2) : f32[256]\n"
@@ -152,11 +152,29 @@ TEST(MemoryPlan, UpdatedInputsAreDonatedToOutputs) {
       "}\n");
   MemoryPlan m = plan_memory(p);
   int out = p.graph.outputs[0];
-  EXPECT_TRUE(m.donor[out] == 0 || m.donor[out] == 1) << m.donor[out];
-  EXPECT_EQ(m.donated_to[m.donor[out]], out);
+  EXPECT_EQ(m.donor[out], 0);
+  EXPECT_EQ(m.donated_to[0], out);
+  EXPECT_EQ(m.donated_to[1], -1);
   EXPECT_EQ(m.donated_bytes, 256u * 4);
   EXPECT_EQ(m.output_bytes, 0u);
   EXPECT_EQ(m.planned_peak_bytes(), m.arena_bytes);
+}
+
+TEST(MemoryPlan, TheInputUpdatedInTheOutputsStepIsThePreferredDonor) {
+  // %1 dies at step 0 (a reduction), %0 in step 1, the fused step writing
+  // %4: both may host %4; the tensor being updated there (%0, a parameter in
+  // its optimizer step) is preferred over the one dead earlier.
+  Program p = lowered(
+      "graph(%0: f32[256], %1: f32[256]) {\n"
+      "  %2 = sum(%1) : f32[]\n"
+      "  %3 = mul(%0, %2) : f32[256]\n"
+      "  %4 = sub(%0, %3) : f32[256]\n"
+      "  return (%4)\n"
+      "}\n");
+  ASSERT_EQ(p.steps.size(), 2u);
+  MemoryPlan m = plan_memory(p);
+  EXPECT_EQ(m.donor[4], 0);
+  EXPECT_EQ(m.donated_to[1], -1);
 }
 
 TEST(MemoryPlan, NoDonationOfAnInputStillReadAfterTheOutputIsWritten) {

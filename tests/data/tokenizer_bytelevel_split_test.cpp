@@ -198,5 +198,25 @@ TEST(ByteLevelSplit, BadPatternIsAClearError) {
   EXPECT_NE(msg.find("Sideways"), std::string::npos) << msg;
 }
 
+TEST(ByteLevelSplit, LongBadPatternIsCutAndTheReasonComesFirst) {
+  // Issue 25: a 960 kB pattern PCRE2 refuses was echoed whole, the reason after it.
+  TempDir dir;
+  const std::string pattern = std::string(100000, '(') + "a";
+  std::string path =
+      dir.write("tokenizer.json", split_only_json("Regex", pattern, "Isolated", false));
+  std::string msg = testing::error_of([&] { Tokenizer::from_file(path); });
+  EXPECT_LT(msg.size(), 600u) << msg.substr(0, 600);
+  // "cannot compile pattern (<PCRE2's reason> at offset N): '((((...'... (100001 bytes)"
+  const size_t reason = msg.find("cannot compile pattern (parentheses"), shown = msg.find("'(((");
+  ASSERT_NE(reason, std::string::npos) << msg.substr(0, 600);
+  ASSERT_NE(shown, std::string::npos) << msg.substr(0, 600);
+  EXPECT_LT(reason, shown) << msg;
+  EXPECT_NE(msg.find("'... (100001 bytes)"), std::string::npos) << msg;
+  // A short pattern is still shown whole.
+  path = dir.write("short.json", split_only_json("Regex", "(?i:'s", "Isolated", false));
+  msg = testing::error_of([&] { Tokenizer::from_file(path); });
+  EXPECT_NE(msg.find(": '(?i:'s'"), std::string::npos) << msg;
+}
+
 }  // namespace
 }  // namespace loom::test

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/distributed/two_hosts.sh [--expect REGEX] CMD...: runs CMD as a 2-rank Open MPI job on two
+# tests/distributed/two_hosts.sh [--expect REGEX]... CMD...: runs CMD as a 2-rank Open MPI job on two
 # "hosts" made on this machine, one rank each, talking over TCP:
 #   - two network namespaces (ip netns) joined by a veth pair, 10.231.N.1/2,
 #     each with its own host name (a UTS namespace: unshare --uts) and an
@@ -11,7 +11,7 @@
 #   - --mca btl tcp,self (no shared memory) and both TCP interfaces limited
 #     to the veth subnet, so the ranks' traffic crosses the veth pair.
 # Exit code: CMD's job's (with --expect, 1 as well when the output does not
-# match the extended regex REGEX); 77 (CTest SKIP_RETURN_CODE) with a message when
+# match each extended regex REGEX); 77 (CTest SKIP_RETURN_CODE) with a message when
 # not root, or ip / unshare / mpirun are missing, or namespaces cannot be
 # made. The namespaces and /etc/netns entries are removed on every exit.
 set -uo pipefail
@@ -23,11 +23,11 @@ if [[ ${1:-} == --agent ]]; then  # the rsh agent: HOST COMMAND...
   exec ip netns exec "loom_$host" unshare --uts sh -c "hostname $host && $*"
 fi
 
-expect=""
-if [[ ${1:-} == --expect ]]; then
-  expect=$2
+expect=()  # --expect may be given more than once: every regex must match
+while [[ ${1:-} == --expect ]]; do
+  expect+=("$2")
   shift 2
-fi
+done
 skip() {
   echo "SKIP: $*"
   exit 77
@@ -76,8 +76,10 @@ timeout -k 5 "${LOOM_TWO_HOSTS_TIMEOUT:-240}" \
   ip netns exec loom_hosta unshare --uts sh -c "hostname hosta && exec $cmd" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 echo "two_hosts: exit code $rc; veth bytes received on hostb: $(ip -n loom_hostb -s link show loomvb | awk '/RX:/{getline; print $1}')"
-if [[ -n $expect ]] && ! grep -Eq -- "$expect" "$out"; then
-  echo "FAIL: output does not match /$expect/"
-  [[ $rc -ne 0 ]] || rc=1
-fi
+for e in "${expect[@]}"; do
+  if ! grep -Eq -- "$e" "$out"; then
+    echo "FAIL: output does not match /$e/"
+    [[ $rc -ne 0 ]] || rc=1
+  fi
+done
 exit $rc

@@ -195,5 +195,27 @@ TEST(LogitsWarpers, SamplingFollowsTheCumulativeDistribution) {
   EXPECT_EQ(select_next_token(row, c, 0.999), 1);
 }
 
+// Issue 25: temperature 1e-45 (or 1e-300) divided the logits into +-inf, softmax
+// gave NaN and sampling picked eos; such a temperature is refused, and one that
+// lets a logit overflow float32 is refused when it does (never a NaN draw).
+TEST(LogitsWarpers, TemperatureThatOverflowsTheLogitsIsRefused) {
+  GenerationConfig c;
+  c.do_sample = true;
+  for (double t : {1e-45, 1e-300, 2.9e-39}) {
+    c.temperature = t;
+    EXPECT_THROW(c.validate(), Error) << t;
+  }
+  c.temperature = 3e-39;  // the bound: allowed, but 100 / 3e-39 overflows float32
+  c.validate();
+  c.top_k = 0;
+  std::vector<float> row = {100.0f, 1.0f};
+  EXPECT_THROW(warp_logits(row, c), Error);
+  row = {0.5f, 0.25f};  // |logit| / t within float32: fine, and as sharp as greedy
+  EXPECT_EQ(select_next_token(row, c, 0.999), 0);
+  c.do_sample = false;  // greedy never divides
+  c.temperature = 1e-45;
+  c.validate();
+}
+
 }  // namespace
 }  // namespace loom

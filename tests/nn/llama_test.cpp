@@ -90,6 +90,29 @@ TEST(LlamaConfig, ReadsTransformersV5RopeParametersAndWritesThemBack) {
   EXPECT_EQ(c.extra.at("pretraining_tp"), "1");  // unknown keys kept
 }
 
+// Issue 25: transformers' rope_config_validation raises KeyError for a rope type
+// without its required keys; {"rope_type": "linear"} alone was accepted (factor 1).
+TEST(LlamaConfig, RopeTypeWithoutItsRequiredKeysIsRefused) {
+  auto error = [](const std::string& rope) {
+    try {
+      LlamaConfig::from_json_string(R"({"model_type": "llama", "rope_parameters": )" + rope + "}",
+                                    "c.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(R"({"rope_type": "linear", "rope_theta": 10000.0})"),
+            "[config] c.json: rope_type 'linear' needs the key 'factor' (transformers raises on "
+            "it missing)");
+  EXPECT_NE(error(R"({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0})")
+                .find("rope_type 'llama3' needs the key 'original_max_position_embeddings'"),
+            std::string::npos);
+  EXPECT_EQ(error(R"({"type": "linear", "factor": 2.0})"), "");
+  EXPECT_EQ(error(R"({"rope_type": "default", "rope_theta": 10000.0})"), "");
+}
+
 TEST(LlamaConfig, ReadsLegacyRopeThetaAndRopeScaling) {
   LlamaConfig c = LlamaConfig::from_json_string(
       R"({"model_type": "qwen2", "rope_theta": 1000000.0,

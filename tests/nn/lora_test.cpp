@@ -285,5 +285,38 @@ TEST(Lora, DropoutActsOnTheAdapterInputInTrainingOnly) {
   EXPECT_FALSE(testing::close_scaled(c, a, 1e-4)) << "lora_dropout had no effect in training";
 }
 
+// Where the dropout sits: in training the adapter gives
+// lora_B(lora_A(dropout(x))) * lora_alpha / r with the very mask nn::Dropout
+// draws on x under the same seed (PEFT's lora.Linear.forward), not dropout of
+// the update nor of lora_A's output, and in eval the undropped update.
+TEST(Lora, DropoutMaskIsDrawnOnTheAdapterInput) {
+  LoraConfig cfg;
+  cfg.r = 2;
+  cfg.lora_alpha = 6;  // scaling 3
+  cfg.lora_dropout = 0.5;
+  manual_seed(3);
+  LoraAdapter adapter(8, 5, cfg);
+  {
+    NoGradGuard no_grad;
+    nn::init_uniform_(adapter.lora_B().weight(), -0.5, 0.5);
+  }
+  auto modules = adapter.modules();
+  for (auto& [name, m] : modules) m->train();
+  const Tensor x = randn({3, 8});
+  const Tensor a_t = transpose(adapter.lora_A().weight(), 0, 1);  // [in, r]
+  const Tensor b_t = transpose(adapter.lora_B().weight(), 0, 1);  // [r, out]
+  manual_seed(11);
+  const Tensor got = adapter.forward(x);
+  nn::Dropout drop(0.5);
+  drop.train();
+  manual_seed(11);
+  const Tensor dropped = drop.forward(x);
+  EXPECT_FALSE(testing::close_scaled(dropped, x, 1e-3)) << "the mask dropped nothing";
+  const Tensor want = matmul(matmul(dropped, a_t), b_t) * 3.0;
+  EXPECT_TRUE(testing::close_scaled(got, want, 1e-5));
+  for (auto& [name, m] : modules) m->eval();
+  EXPECT_TRUE(testing::close_scaled(adapter.forward(x), matmul(matmul(x, a_t), b_t) * 3.0, 1e-5));
+}
+
 }  // namespace
 }  // namespace loom

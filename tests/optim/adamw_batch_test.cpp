@@ -167,19 +167,36 @@ TEST(FusedBatchPlan, GroupsSharingStorageAreNotBatched) {
   EXPECT_EQ(compiler::memory::plan_fused_batches(*free, exe2->plan()), (std::vector<int>{1, 2, 0}));
 }
 
+// Group B ([8,8]) reads group A's result %4 ([8], broadcast), with no other step
+// between them: run at once, B could read %4 before A wrote it, so the
+// read-after-write rule keeps them apart. The control reads %0 instead and
+// batches, so it is that rule (not a step between) that cut the run.
+std::string batch_reader_of(const char* b_reads) {
+  return std::string(
+             "graph(%0: f32[8], %1: f32[], %2: f32[8,8]) {\n"
+             "  %3 = mul(%0, %1) : f32[8]\n"
+             "  %4 = exp(%3) : f32[8]\n"
+             "  %5 = mul(%2, ") +
+         b_reads +
+         ") : f32[8,8]\n"
+         "  %6 = add(%5, %2) : f32[8,8]\n"
+         "  return (%4, %6)\n"
+         "}\n";
+}
+
 TEST(FusedBatchPlan, AGroupReadingAnotherGroupsResultIsNotBatched) {
   auto p = std::make_shared<const compiler::Program>(
-      compiler::lower(ir::parse("graph(%0: f32[64], %1: f32[], %2: f32[8,8]) {\n"
-                                "  %3 = mul(%0, %1) : f32[64]\n"
-                                "  %4 = exp(%3) : f32[64]\n"
-                                "  %5 = reshape(%4) shape=[8,8] : f32[8,8]\n"
-                                "  %6 = mul(%2, %5) : f32[8,8]\n"
-                                "  %7 = add(%6, %2) : f32[8,8]\n"
-                                "  return (%4, %7)\n"
-                                "}\n"),
-                      true));
+      compiler::lower(ir::parse(batch_reader_of("%4")), true));
+  ASSERT_EQ(p->steps.size(), 2u) << ir::to_text(p->graph);
+  ASSERT_TRUE(p->steps[0].fused && p->steps[1].fused) << "two fused groups, nothing between";
   auto exe = backends::cpu_backend().compile(p);
-  for (int b : compiler::memory::plan_fused_batches(*p, exe->plan())) EXPECT_LE(b, 1);
+  EXPECT_EQ(compiler::memory::plan_fused_batches(*p, exe->plan()), (std::vector<int>{1, 1}));
+
+  auto control = std::make_shared<const compiler::Program>(
+      compiler::lower(ir::parse(batch_reader_of("%0")), true));
+  ASSERT_EQ(control->steps.size(), 2u) << ir::to_text(control->graph);
+  auto exe2 = backends::cpu_backend().compile(control);
+  EXPECT_EQ(compiler::memory::plan_fused_batches(*control, exe2->plan()), (std::vector<int>{2, 0}));
 }
 
 }  // namespace

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "io/text_files.h"
 #include "job.h"
+#include "loom/dist.h"
 #include "loom/error.h"
 
 namespace loom::cli {
@@ -41,6 +43,12 @@ size_t split_rows(size_t n, int64_t pct) {
   return static_cast<size_t>(std::llround(static_cast<double>(n) * pct / 100.0));
 }
 
+// A data file and the file line of each of its texts (error messages).
+struct TextLines {
+  std::string path;
+  std::vector<int64_t> lines;
+};
+
 // Options for tokenizing text that is then concatenated: no truncation, no padding.
 EncodeOptions stream_options(const Tokenizer& tok, bool special_tokens) {
   EncodeOptions o = tok.default_options();
@@ -51,19 +59,47 @@ EncodeOptions stream_options(const Tokenizer& tok, bool special_tokens) {
   return o;
 }
 
+// A text the tokenizer refuses (a Split regex past its match limit): the error
+// names the data file and line, found by encoding the texts one by one again.
+[[noreturn]] void fail_at_text_line(const Tokenizer& tok, const std::vector<std::string>& texts,
+                                    const EncodeOptions& opts, const TextLines& where,
+                                    const Error& batch_error) {
+  for (size_t i = 0; i < texts.size(); ++i) {
+    try {
+      tok.encode(texts[i], opts);
+    } catch (const Error& e) {
+      fail("[data] ", where.path, ":", i < where.lines.size() ? where.lines[i] : int64_t(i) + 1,
+           ": ", e.what());
+    }
+  }
+  throw batch_error;
+}
+
 std::vector<std::vector<int64_t>> tokenize_texts(const Tokenizer& tok,
                                                  const std::vector<std::string>& texts,
-                                                 bool special_tokens) {
-  std::vector<Encoding> enc = tok.encode_batch(texts, stream_options(tok, special_tokens));
+                                                 bool special_tokens, const TextLines& where) {
+  std::vector<Encoding> enc;
+  try {
+    enc = tok.encode_batch(texts, stream_options(tok, special_tokens));
+  } catch (const Error& e) {
+    fail_at_text_line(tok, texts, stream_options(tok, special_tokens), where, e);
+  }
   std::vector<std::vector<int64_t>> ids(enc.size());
   for (size_t i = 0; i < enc.size(); ++i) ids[i].assign(enc[i].ids.begin(), enc[i].ids.end());
   return ids;
 }
 
-// The texts of a file: its lines (.txt) or its text column (tables).
+// The texts of a file: its lines (.txt) or its text column (tables); `where`
+// gets the file and each text's line (for error messages).
 std::vector<std::string> read_texts(const std::string& path, const JobArgs& job,
-                                    bool keep_linebreaks) {
-  if (is_text_file(path)) return io::read_text_lines(path, keep_linebreaks);
+                                    bool keep_linebreaks, TextLines& where) {
+  where.path = path;
+  where.lines.clear();
+  if (is_text_file(path)) {
+    std::vector<std::string> lines = io::read_text_lines(path, keep_linebreaks);
+    for (size_t i = 0; i < lines.size(); ++i) where.lines.push_back(static_cast<int64_t>(i) + 1);
+    return lines;
+  }
   io::TextTable table = io::read_text_table(path);
   size_t col = table.column(job.text_column);
   std::vector<std::string> texts;
@@ -73,6 +109,7 @@ std::vector<std::string> read_texts(const std::string& path, const JobArgs& job,
                ": column '", job.text_column, "' is ", io::cell_kind_name(c.kind),
                ", expected a string");
     texts.push_back(c.text);
+    where.lines.push_back(table.lines[r]);
   }
   return texts;
 }
@@ -80,8 +117,9 @@ std::vector<std::string> read_texts(const std::string& path, const JobArgs& job,
 // Language modelling: concatenated token blocks of `block` tokens.
 std::shared_ptr<data::InMemoryDataset> lm_blocks(const Tokenizer& tok,
                                                  const std::vector<std::string>& texts,
-                                                 int64_t block, bool mlm, const std::string& what) {
-  std::vector<std::vector<int64_t>> ids = tokenize_texts(tok, texts, mlm);
+                                                 int64_t block, bool mlm, const std::string& what,
+                                                 const TextLines& where) {
+  std::vector<std::vector<int64_t>> ids = tokenize_texts(tok, texts, mlm, where);
   std::vector<data::Example> ex = data::group_texts(ids, block);
   int64_t tokens = 0;
   for (const auto& v : ids) tokens += static_cast<int64_t>(v.size());
@@ -109,29 +147,35 @@ void load_lm_data(JobData& out, const JobArgs& job, const ModelPlan& plan, const
   const bool keep_breaks = !mlm && job.keep_linebreaks;
   const bool split = want_eval && job.validation_file.empty();
   if (want_train || split) {
-    std::vector<std::string> texts = read_texts(job.train_file, job, keep_breaks);
+    TextLines where;
+    std::vector<std::string> texts = read_texts(job.train_file, job, keep_breaks, where);
     size_t held = split ? split_rows(texts.size(), job.validation_split_percentage) : 0;
     if (split && held > 0) {
       std::vector<std::string> head(texts.begin(), texts.begin() + static_cast<int64_t>(held));
       out.eval = lm_blocks(tok, head, block, mlm,
                            "the validation split of '" + job.train_file + "' (" +
-                               std::to_string(job.validation_split_percentage) + "%)");
+                               std::to_string(job.validation_split_percentage) + "%)",
+                           where);
     }
     if (want_train) {
       texts.erase(texts.begin(), texts.begin() + static_cast<int64_t>(held));
-      out.train = lm_blocks(tok, texts, block, mlm, "--train_file '" + job.train_file + "'");
+      where.lines.erase(where.lines.begin(), where.lines.begin() + static_cast<int64_t>(held));
+      out.train = lm_blocks(tok, texts, block, mlm, "--train_file '" + job.train_file + "'", where);
     }
   }
   if (want_eval && !job.validation_file.empty()) {
-    out.eval = lm_blocks(tok, read_texts(job.validation_file, job, keep_breaks), block, mlm,
-                         "--validation_file '" + job.validation_file + "'");
+    TextLines where;
+    std::vector<std::string> texts = read_texts(job.validation_file, job, keep_breaks, where);
+    out.eval =
+        lm_blocks(tok, texts, block, mlm, "--validation_file '" + job.validation_file + "'", where);
   }
 }
 
 // text-classification: one example per row, [CLS] text [SEP] truncated to max_seq_length.
 data::InMemoryDataset classification_rows(const Tokenizer& tok, const JobArgs& job,
                                           const std::string& flag, const std::string& path,
-                                          const std::vector<std::string>& label_names) {
+                                          const std::vector<std::string>& label_names,
+                                          const std::vector<int64_t>& known_labels = {}) {
   LOOM_CHECK(!is_text_file(path), "[data] --", flag, " '", path,
              "': text-classification needs a .csv, .tsv or .jsonl file with columns '",
              job.text_column, "' and '", job.label_column, "'");
@@ -150,7 +194,8 @@ data::InMemoryDataset classification_rows(const Tokenizer& tok, const JobArgs& j
                              {.text_column = job.text_column,
                               .text_pair_column = job.text_pair_column,
                               .label_column = job.label_column,
-                              .label_names = label_names});
+                              .label_names = label_names,
+                              .known_integer_labels = known_labels});
 }
 
 void collect_labels(const data::InMemoryDataset* ds, std::set<int64_t>& ids) {
@@ -243,8 +288,14 @@ void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan&
       out.train = std::make_shared<data::InMemoryDataset>(std::vector(first, ex.end()), names);
   }
   if (want_eval && !job.validation_file.empty()) {
+    // run_glue's label_list is the training split's: a validation label outside it is an
+    // error (it used to add a class: a 3-class head for train labels {0, 1}).
+    std::set<int64_t> train_ids;
+    if (names.empty()) collect_labels(out.train.get(), train_ids);
+    train_ids.erase(train_ids.begin(), train_ids.lower_bound(0));
     out.eval = std::make_shared<data::InMemoryDataset>(
-        classification_rows(tok, job, "validation_file", job.validation_file, names));
+        classification_rows(tok, job, "validation_file", job.validation_file, names,
+                            std::vector<int64_t>(train_ids.begin(), train_ids.end())));
     if (names.empty()) names = out.eval->label_names();
   }
   if (names.empty()) {
@@ -263,6 +314,11 @@ void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan&
       std::max<int64_t>(static_cast<int64_t>(names.size()), static_cast<int64_t>(ids.size()));
   out.num_labels = std::max(out.num_labels, plan.num_labels);
   LOOM_CHECK(out.num_labels >= 1, "[data] no labels found in column '", job.label_column, "'");
+  if (want_train && out.num_labels == 1 && dist::rank() == 0)
+    std::fprintf(stderr,
+                 "loom: warning: [data] --train_file '%s' has a single class in column '%s': "
+                 "a 1-output classifier learns nothing (its loss is 0 from the start)\n",
+                 job.train_file.c_str(), job.label_column.c_str());
   check_label_range(out.train.get(), out.num_labels, "--train_file '" + job.train_file + "'");
   const std::string& eval_file = job.validation_file.empty() ? job.train_file : job.validation_file;
   check_label_range(out.eval.get(), out.num_labels,

@@ -4,7 +4,9 @@
 // modules per model type and its target-name matching. Assumes PEFT 0.21's
 // field names; features loom does not implement are written off and
 // refused when a loaded file turns them on.
+#include <cmath>
 #include <filesystem>
+#include <type_traits>
 
 #include "io/config_json.h"
 #include "io/json_parse.h"
@@ -30,11 +32,35 @@ void refuse_feature(const nlohmann::json& j, const char* name, const std::string
              " is not supported by loom");
 }
 
+// Field `name` of adapter_config.json when present and not null, else
+// `fallback`. PEFT's dataclass types: r an int (4.5 or "4" is an error, not
+// 4), lora_alpha / lora_dropout numbers, flags booleans, names strings.
+// Throws loom::Error "[LoraConfig] <path>: <name> must be <type>, got <json>".
+template <typename T>
+T lora_field(const nlohmann::json& j, const char* name, const std::string& path, T fallback) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return fallback;
+  const char* want = nullptr;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) want = "true or false";
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!it->is_number_integer()) want = "an integer";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!it->is_number()) want = "a number";
+  } else {
+    if (!it->is_string()) want = "a string";
+  }
+  LOOM_CHECK(want == nullptr, "[LoraConfig] ", path, ": ", name, " must be ", want, ", got ",
+             it->dump());
+  return it->get<T>();
+}
+
 }  // namespace
 
 void LoraConfig::validate() const {
   LOOM_CHECK(r >= 1, "[LoraConfig] r must be >= 1, got ", r);
-  LOOM_CHECK(lora_alpha > 0, "[LoraConfig] lora_alpha must be > 0, got ", lora_alpha);
+  LOOM_CHECK(std::isfinite(lora_alpha) && lora_alpha > 0,
+             "[LoraConfig] lora_alpha must be a finite number > 0, got ", lora_alpha);
   LOOM_CHECK(lora_dropout >= 0 && lora_dropout < 1,
              "[LoraConfig] lora_dropout must be in [0, 1), got ", lora_dropout);
   LOOM_CHECK(bias == "none", "[LoraConfig] bias '", bias, "' is not supported (only \"none\")");
@@ -79,30 +105,28 @@ LoraConfig LoraConfig::from_json_file(const std::string& path) {
       io::parse_json(io::read_file_text(path, "[LoraConfig]"), "[LoraConfig] " + path);
   LOOM_CHECK(j.is_object(), "[LoraConfig] ", path, ": not a JSON object");
   LoraConfig c;
-  try {
-    LOOM_CHECK(j.value("peft_type", std::string()) == "LORA", "[LoraConfig] ", path,
-               ": peft_type must be \"LORA\", got ",
-               j.contains("peft_type") ? j["peft_type"].dump() : "none");
-    c.r = j.value("r", c.r);
-    c.lora_alpha = j.value("lora_alpha", c.lora_alpha);
-    c.lora_dropout = j.value("lora_dropout", c.lora_dropout);
-    c.fan_in_fan_out = j.value("fan_in_fan_out", c.fan_in_fan_out);
-    if (j.contains("bias") && !j["bias"].is_null()) c.bias = j["bias"].get<std::string>();
-    if (j.contains("task_type") && !j["task_type"].is_null())
-      c.task_type = j["task_type"].get<std::string>();
-    if (j.contains("base_model_name_or_path") && !j["base_model_name_or_path"].is_null())
-      c.base_model_name_or_path = j["base_model_name_or_path"].get<std::string>();
-    c.inference_mode = j.value("inference_mode", c.inference_mode);
-    const nlohmann::json& t = j.contains("target_modules") ? j["target_modules"] : nlohmann::json();
-    if (t.is_string() && t.get<std::string>() == "all-linear") c.target_modules = {"all-linear"};
-    LOOM_CHECK(t.is_array() || !c.target_modules.empty(), "[LoraConfig] ", path,
-               ": target_modules must be a list of names",
-               t.is_string() ? " (a regex string is not supported)" : "", ", got ", t.dump());
-    if (t.is_array())
-      for (const auto& name : t) c.target_modules.push_back(name.get<std::string>());
-  } catch (const nlohmann::json::exception& e) {
-    fail("[LoraConfig] ", path, ": a field has the wrong type (", e.what(), ")");
-  }
+  LOOM_CHECK(j.value("peft_type", nlohmann::json()) == "LORA", "[LoraConfig] ", path,
+             ": peft_type must be \"LORA\", got ",
+             j.contains("peft_type") ? j["peft_type"].dump() : "none");
+  c.r = lora_field(j, "r", path, c.r);
+  c.lora_alpha = lora_field(j, "lora_alpha", path, c.lora_alpha);
+  c.lora_dropout = lora_field(j, "lora_dropout", path, c.lora_dropout);
+  c.fan_in_fan_out = lora_field(j, "fan_in_fan_out", path, c.fan_in_fan_out);
+  c.bias = lora_field(j, "bias", path, c.bias);
+  c.task_type = lora_field(j, "task_type", path, c.task_type);
+  c.base_model_name_or_path = lora_field(j, "base_model_name_or_path", path, std::string());
+  c.inference_mode = lora_field(j, "inference_mode", path, c.inference_mode);
+  const nlohmann::json& t = j.contains("target_modules") ? j["target_modules"] : nlohmann::json();
+  if (t.is_string() && t.get<std::string>() == "all-linear") c.target_modules = {"all-linear"};
+  LOOM_CHECK(t.is_array() || !c.target_modules.empty(), "[LoraConfig] ", path,
+             ": target_modules must be a list of names",
+             t.is_string() ? " (a regex string is not supported)" : "", ", got ", t.dump());
+  if (t.is_array())
+    for (const auto& name : t) {
+      LOOM_CHECK(name.is_string(), "[LoraConfig] ", path,
+                 ": target_modules must be a list of names (strings), got ", t.dump());
+      c.target_modules.push_back(name.get<std::string>());
+    }
   for (const char* f :
        {"use_dora", "use_rslora", "rank_pattern", "alpha_pattern", "layers_to_transform",
         "modules_to_save", "target_parameters", "layer_replication", "lora_bias", "exclude_modules",

@@ -5,6 +5,7 @@
 // weights, adapter name dropped), and merge_and_unload. Assumes the base
 // model is held as child base_model -> model, so state_dict() names are
 // PEFT's keys as they are.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -47,6 +48,42 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// Every entry of target_modules names at least one layer (docs/lora.md; PEFT
+// itself only refuses a list that matches nothing at all), and the rank fits
+// each layer: r <= min(in_features, out_features), checked before any
+// adapter weight is allocated (a rank of 10^9 was a bad_alloc, 10^6 on a
+// 32-wide layer a 448 MB adapter).
+void check_lora_targets(const std::vector<std::pair<std::string, nn::LinearLayer*>>& targets,
+                        bool all_linear, const LoraConfig& config, const std::string& arch) {
+  if (!all_linear)
+    for (const std::string& t : config.target_modules) {
+      bool used = false;
+      for (const auto& [name, layer] : targets) used = used || lora_target_matches(name, {t});
+      LOOM_CHECK(used, "[lora] target module '", t, "' matches no layer of the base model ", arch,
+                 " (target_modules: ", joined(config.target_modules), ")");
+    }
+  for (const auto& [name, layer] : targets) {
+    const int64_t width = std::min(layer->in_features(), layer->out_features());
+    LOOM_CHECK(config.r <= width, "[lora] r ", config.r, " is larger than target layer '", name,
+               "' (in_features ", layer->in_features(), ", out_features ", layer->out_features(),
+               "): the rank must be at most min(in, out) = ", width);
+  }
+}
+
+// Resuming a checkpoint's adapter onto another base model: PEFT (and the
+// Trainer's resume, PeftModel.load_adapter) load the weights whenever the
+// shapes fit, without a word; loom says so, naming both bases.
+void warn_if_other_base(const std::string& saved, const std::string& mine, const std::string& dir) {
+  if (saved.empty() || mine.empty()) return;
+  std::error_code ec;
+  fs::path a = fs::weakly_canonical(saved, ec), b = fs::weakly_canonical(mine, ec);
+  if (ec || a == b) return;
+  if (dist::rank() == 0)
+    std::cerr << "[lora] warning: " << dir << "/" << kAdapterConfigFile
+              << " is an adapter of base model '" << saved << "', loaded here onto base model '"
+              << mine << "' (PEFT loads it as long as the shapes fit)\n";
+}
+
 }  // namespace
 
 // The layers config_.target_modules names, validated: each a Linear/Conv1D
@@ -77,6 +114,7 @@ std::vector<std::pair<std::string, nn::LinearLayer*>> PeftModelForCausalLM::find
   }
   LOOM_CHECK(!targets.empty(), "[lora] target modules {", joined(config_.target_modules),
              "} not found in the base model ", model_->architecture());
+  check_lora_targets(targets, all_linear, config_, model_->architecture());
   LOOM_CHECK(!(any_conv && any_linear), "[lora] target modules mix Linear and Conv1D layers");
   if (any_conv != config_.fan_in_fan_out) {
     // PEFT warns and sets fan_in_fan_out from the layer type (data parallel:
@@ -168,6 +206,10 @@ void PeftModelForCausalLM::load_saved_weights(const std::string& dir, const Devi
                                               const PretrainedOptions&) {
   const std::string path = (fs::path(dir) / kAdapterWeightsFile).string();
   std::error_code ec;
+  if (fs::is_regular_file(fs::path(dir) / kAdapterConfigFile, ec))
+    warn_if_other_base(LoraConfig::from_json_file((fs::path(dir) / kAdapterConfigFile).string())
+                           .base_model_name_or_path,
+                       config_.base_model_name_or_path, dir);
   LOOM_CHECK(fs::is_regular_file(path, ec), "[lora] ", dir, ": no ", kAdapterWeightsFile);
   safetensors::File file = safetensors::File::open(path);
   std::vector<std::pair<std::string, Tensor>> own = adapter_state_dict();

@@ -62,6 +62,17 @@ void read_rope(const json& j, const std::string& where, RopeScaling& r) {
     r.rope_type = it->get<std::string>();
     break;
   }
+  // transformers' rope_config_validation: each type's required keys (modeling_rope_utils.py,
+  // _validate_linear_scaling_rope_parameters / _validate_llama3_parameters raise KeyError
+  // "Missing required keys in `rope_scaling` for 'rope_type'='linear': {'factor'}").
+  std::vector<const char*> required;
+  if (r.rope_type == "linear") required = {"factor"};
+  if (r.rope_type == "llama3")
+    required = {"factor", "original_max_position_embeddings", "low_freq_factor",
+                "high_freq_factor"};
+  for (const char* key : required)
+    LOOM_CHECK(j.contains(key) && !j[key].is_null(), "[config] ", where, ": rope_type '",
+               r.rope_type, "' needs the key '", key, "' (transformers raises on it missing)");
   r.factor = number(j, "factor", where, r.factor);
   r.low_freq_factor = number(j, "low_freq_factor", where, r.low_freq_factor);
   r.high_freq_factor = number(j, "high_freq_factor", where, r.high_freq_factor);
