@@ -104,6 +104,8 @@ const std::vector<Field>& field_table() {
       {"seed", &TA::seed, "Random seed (dropout, initialization)."},
       {"data_seed", &TA::data_seed, "Seed of the data shuffle (default: seed)."},
       {"bf16", &TA::bf16, "bf16 autocast for matmuls and attention."},
+      {"gradient_checkpointing", &TA::gradient_checkpointing,
+       "Recompute each layer's activations in backward instead of keeping them (lazy)."},
       {"device", &TA::device, "cpu (eager) or lazy (traced and compiled)."},
       {"ddp_backend", &TA::ddp_backend,
        "Several processes: mpi, or auto (default: mpi under mpirun, else one process)."},
