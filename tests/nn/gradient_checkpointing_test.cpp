@@ -1,11 +1,13 @@
-// Gradient checkpointing (docs/remat.md) on the lazy device: tiny GPT-2, BERT
-// and Llama configs with dropout on (embeddings, residuals, attention
-// probabilities) train three steps (forward, backward, an SGD update written
-// with ops, mark_step) with and without gradient_checkpointing_enable(); the
-// losses, a fourth step's gradients and the final weights are bitwise equal,
-// also with the fused LM-head cross-entropy pass on, and the checkpointed
-// step's planned arena (the intermediates: activations and gradients) is
-// smaller. Evaluation and no_grad forwards are not marked at all.
+// Gradient checkpointing (docs/remat.md) on the lazy device: tiny GPT-2 and
+// BERT configs with dropout on (embeddings, residuals, attention
+// probabilities) and a Llama (grouped-query attention, no dropout) train
+// three steps (forward, backward, an SGD update written with ops, mark_step)
+// with and without gradient_checkpointing_enable(); the losses, a fourth
+// step's gradients and the final weights are bitwise equal, also with the
+// fused LM-head cross-entropy pass on and with matmul_layout off, and the
+// checkpointed forward+backward step's planned arena (activations and
+// backward temporaries; the gradients are its outputs) is under 0.6x the
+// plain one's. Evaluation (eval mode) traces the same graph with it on.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -45,8 +47,7 @@ std::shared_ptr<PretrainedModel> tiny_model(const std::string& name, int64_t lay
   c.num_hidden_layers = layers;
   c.num_attention_heads = 4;
   c.num_key_value_heads = 2;
-  c.max_position_embeddings = 32;
-  c.attention_dropout = 0.1;
+  c.max_position_embeddings = 32;  // no dropout: loom's Llama has none (transformers' default)
   return std::make_shared<LlamaForCausalLM>(c);
 }
 
@@ -99,6 +100,7 @@ CheckpointRun train_tiny(const std::string& name, bool checkpointing, int64_t la
   for (int step = 0; step < 4; ++step) {
     ModelOutput out = model->forward(in);
     out.loss.backward();
+    if (step == 3) metrics::reset();  // the plan below: this forward+backward step's
     if (step < 3) {
       NoGradGuard no_grad;
       for (auto& [n, p] : model->named_parameters())
@@ -112,7 +114,7 @@ CheckpointRun train_tiny(const std::string& name, bool checkpointing, int64_t la
     if (p.grad().defined()) r.grads[n] = bits_of(p.grad());
     r.weights[n] = bits_of(p);
   }
-  r.arena = max_arena_bytes();
+  r.arena = max_arena_bytes();  // step 3's: activations and backward temporaries
   EXPECT_EQ(metrics::counter("EarlySync"), 0) << metrics::report();
   return r;
 }
@@ -132,15 +134,16 @@ TEST_P(GradientCheckpointing, LossesGradientsAndWeightsAreBitwiseEqual) {
   CheckpointRun plain = train_tiny(GetParam(), false);
   CheckpointRun remat = train_tiny(GetParam(), true);
   expect_bitwise_equal(remat, plain);
-  // Dropout is on: other masks give other losses, so equal losses are not a given.
-  EXPECT_NE(train_tiny(GetParam(), false, 2, 124).losses, plain.losses);
+  // With dropout, other masks give other losses: equal losses are not a given.
+  if (GetParam() != "llama") EXPECT_NE(train_tiny(GetParam(), false, 2, 124).losses, plain.losses);
 }
 
 TEST_P(GradientCheckpointing, ThePlannedArenaShrinks) {
   CheckpointRun plain = train_tiny(GetParam(), false, 4);
   CheckpointRun remat = train_tiny(GetParam(), true, 4);
   expect_bitwise_equal(remat, plain);
-  EXPECT_LT(remat.arena, plain.arena) << "plain " << plain.arena << " remat " << remat.arena;
+  // Measured 0.31-0.45 (4 layers; the gradients are outputs of this step's graph).
+  EXPECT_LT(remat.arena, 0.6 * plain.arena) << "plain " << plain.arena << " remat " << remat.arena;
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GradientCheckpointing, ::testing::Values("gpt2", "bert", "llama"));

@@ -13,15 +13,20 @@
 // the clones. The clones are the same ops with the same operands (random ops
 // read the same generator state), so they compute the same bits.
 //
-// Then the schedule: clones, and backward ops that read nothing but forward
-// values and each other ("forward-only" backward ops, such as a layer norm's
-// normalized input), are emitted just before their first reader; every other
-// op keeps its order. So one call's clones are live only during its own
-// backward, and the memory plan sees the shorter live ranges.
+// Then the schedule. Backward ops on the gradient chain (reading the head's
+// forward values, such as the loss's backward, or another chain op) run as
+// soon as their chain operands exist, so a layer's weight gradients are taken
+// right after its output gradient; clones and the other backward ops (a
+// layer norm's recomputed statistics, a weight's transpose) are emitted just
+// before their first reader; forward and optimizer ops keep their order. So
+// one call's clones are live only during its own backward, and the memory
+// plan sees the shorter live ranges.
 //
 // Assumes dce ran (every instr is live) and the graph is in topological order.
 // A graph without marks, or without backward readers of marked ops, is left
 // untouched.
+#include <queue>
+
 #include "compiler/pass.h"
 
 namespace loom::compiler {
@@ -31,13 +36,15 @@ struct RematGraphInfo {
   std::vector<bool> backward;  // per value: a backward op, or reads one (mark 0)
   std::vector<bool> keep;      // per value of a call: stays as traced
   std::vector<bool> clone;     // per value of a call: backward reads it, not kept
-  std::vector<bool> deferred;  // per value: emitted before its first reader
+  std::vector<bool> deferred;  // per value: emitted just before its first reader
+  std::vector<bool> asap;      // per value: emitted once its other operands are
 };
 
 RematGraphInfo classify_for_remat(const ir::Graph& g) {
   int first = static_cast<int>(g.inputs.size()), n = g.num_values();
   RematGraphInfo info{std::vector<bool>(n, false), std::vector<bool>(n, false),
-                      std::vector<bool>(n, false), std::vector<bool>(n, false)};
+                      std::vector<bool>(n, false), std::vector<bool>(n, false),
+                      std::vector<bool>(n, false)};
   auto mark = [&](int v) { return g.is_input(v) ? 0 : g.instr_of(v).remat; };
   for (int id = first; id < n; ++id) {
     const ir::Instr& in = g.instr_of(id);
@@ -60,21 +67,26 @@ RematGraphInfo classify_for_remat(const ir::Graph& g) {
   for (int v : g.outputs) info.keep[v] = true;
   for (int v = first; v < n; ++v)
     info.clone[v] = mark(v) > 0 && !info.keep[v] && read_by_backward[v];
-  // A backward op is forward-only when it reads a marked value and otherwise only
-  // forward values, inputs and forward-only ops: it never waits on a gradient.
-  std::vector<bool> forward_only(n, false), reads_call(n, false);
+  // The gradient chain: backward ops (traced by backward()) reading the head's
+  // forward values (downstream of the calls: logits, the last hidden state) or
+  // another chain op. They run as soon as their chain operands exist; every
+  // other backward op (a layer norm's recomputed statistics, a weight's
+  // transpose) waits until its first reader.
+  std::vector<bool> after_calls(n, false), chain(n, false);
   for (int id = first; id < n; ++id) {
     const ir::Instr& in = g.instr_of(id);
-    if (!info.backward[id] || ops::has_trait(in.op, ops::kCollective)) continue;
-    bool ok = true, reads = false;
+    bool after = in.remat > 0, on_chain = false;
     for (int v : in.operands) {
-      reads = reads || mark(v) > 0 || reads_call[v];
-      ok = ok && (!info.backward[v] || forward_only[v]);
+      after = after || after_calls[v];
+      on_chain = on_chain || chain[v] || (mark(v) == 0 && !g.is_input(v) && after_calls[v]);
     }
-    forward_only[id] = ok && reads;
-    reads_call[id] = reads;
+    after_calls[id] = !info.backward[id] && after;
+    chain[id] = info.backward[id] && on_chain;
+    if (in.remat < 0 && !ops::has_trait(in.op, ops::kCollective)) {
+      info.asap[id] = chain[id];
+      info.deferred[id] = !chain[id];
+    }
   }
-  for (int v = first; v < n; ++v) info.deferred[v] = forward_only[v];
   return info;
 }
 
@@ -91,7 +103,7 @@ class Remat final : public Pass {
     for (bool c : info.clone) any = any || c;
     if (!any) return false;
     build_nodes(g, info);
-    emit_schedule(g);
+    emit_schedule(g, info);
     return true;
   }
 
@@ -146,12 +158,21 @@ class Remat final : public Pass {
     }
   }
 
-  // Emits every node once, operands first: non-deferred originals in their
-  // order, each deferred node just before its first reader.
-  void emit_schedule(ir::Graph& g) {
+  // Emits every node once, operands first: the other originals in their
+  // order, a gradient-chain op as soon as its chain operands are emitted
+  // (lowest original position first), a deferred node just before its first
+  // reader.
+  void emit_schedule(ir::Graph& g, const RematGraphInfo& info) {
     int total = first_ + static_cast<int>(nodes_.size());
-    std::vector<int> new_id(total, -1);
+    std::vector<int> new_id(total, -1), pending(total, 0);
+    std::vector<std::vector<int>> asap_readers(total);
     for (int v = 0; v < first_; ++v) new_id[v] = v;
+    for (int id = first_; id < originals_; ++id) {
+      if (!info.asap[id]) continue;
+      for (int w : nodes_[id - first_].operands)
+        if (w >= first_ && !deferred_[w - first_]) ++pending[id], asap_readers[w].push_back(id);
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
     std::vector<ir::Instr> out;
     out.reserve(nodes_.size());
     auto emit = [&](int root) {
@@ -168,13 +189,27 @@ class Remat final : public Pass {
         for (int& w : copy.operands) w = new_id[w];
         out.push_back(std::move(copy));
         new_id[u] = first_ + static_cast<int>(out.size()) - 1;
+        for (int r : asap_readers[u])
+          if (--pending[r] == 0) ready.push(r);
         stack.pop_back();
       }
     };
-    for (int id = first_; id < originals_; ++id)
-      if (!deferred_[id - first_] && new_id[id] < 0) emit(id);
-    for (int id = first_; id < total; ++id)
+    auto drain = [&] {
+      while (!ready.empty()) {
+        int r = ready.top();
+        ready.pop();
+        if (new_id[r] < 0) emit(r);
+      }
+    };
+    for (int id = first_; id < originals_; ++id) {
+      if (deferred_[id - first_] || info.asap[id] || new_id[id] >= 0) continue;
+      emit(id);
+      drain();
+    }
+    for (int id = first_; id < total; ++id) {
       if (new_id[id] < 0) emit(id);
+      drain();
+    }
     g.instrs = std::move(out);
     for (int& v : g.outputs) v = new_id[v];
   }
