@@ -14,7 +14,12 @@
 // skip a column; --bf16 1 runs loom under AutocastGuard (bf16) and the peer
 // under torch.autocast("cpu", dtype=torch.bfloat16), both with f32 master
 // weights; --fused_ce 0 turns the fused LM-head cross-entropy pass off
-// (LOOM_FUSED_CE_MIN_CLASSES set past the vocabulary) for an A/B run. (The Llama-style
+// (LOOM_FUSED_CE_MIN_CLASSES set past the vocabulary) for an A/B run;
+// --gradient_checkpointing 1 recomputes each block's activations in backward
+// (docs/remat.md; the note also gives the largest executable's arena, the
+// intermediates); --split_optimizer 1 syncs after backward, so the
+// forward+backward executable's arena holds the activations and backward
+// temporaries only (the gradients are its outputs). (The Llama-style
 // step is bench/llama_step.cpp.) Random weights and token ids
 // (vocab 50257), the same batch every step, train mode. Each step waits for its results
 // (lazy::wait()) before its time is taken, so ms/step is the latency of a whole step; the median
@@ -62,6 +67,8 @@ Options defaults() {
   o.ints = {{"n_layer", 2}, {"n_embd", 128}, {"n_head", 4},  {"block_size", 64}, {"batch_size", 4},
             {"threads", 2}, {"steps", 5},    {"warmup", 2},  {"loom_eager", 1},  {"peer", 1},
             {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}};
+  o.ints["gradient_checkpointing"] = 0;
+  o.ints["split_optimizer"] = 0;
   return o;
 }
 
@@ -87,6 +94,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   std::shared_ptr<loom::CausalLM> model = make_model(o);
   model->train();
   model->to(dev);
+  if (o.get("gradient_checkpointing")) model->gradient_checkpointing_enable();
   loom::optim::AdamW opt(loom::optim::weight_decay_groups(model->named_parameters(), 0.01),
                          {.lr = 1e-4});
   const int64_t b = o.get("batch_size"), t = o.get("block_size");
@@ -108,6 +116,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     }
     loss.backward();
     loss = loss.detach();  // drops the autograd graph, which holds the logits (Trainer does too)
+    if (o.get("split_optimizer") && dev.is_lazy()) loom::lazy::mark_step();
     loom::optim::clip_grad_norm_(model->parameters(), 1.0);
     opt.step();
     opt.zero_grad();
@@ -124,12 +133,12 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   }
   timer.finish(r);
   if (dev.is_lazy()) {
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof(buf),
                   "trace+launch %.1f ms of the step (median); planned peak %.1f MB (largest "
-                  "executable: arena + undonated outputs)",
-                  bench::median(trace),
-                  loom::metrics::max_planned_peak_bytes() / (1024.0 * 1024.0));
+                  "executable: arena + undonated outputs), arena %.1f MB",
+                  bench::median(trace), loom::metrics::max_planned_peak_bytes() / (1024.0 * 1024.0),
+                  bench::max_arena_bytes() / (1024.0 * 1024.0));
     r.note = buf;
   }
   return r;
@@ -158,11 +167,11 @@ int main(int argc, char** argv) {
   if (!o.get("fused_ce")) setenv("LOOM_FUSED_CE_MIN_CLASSES", "1000000000", 1);
   std::printf(
       "gpt2_step: n_layer=%d n_embd=%d n_head=%d block_size=%d batch_size=%d vocab=50257 "
-      "threads=%d steps=%d warmup=%d dropout=%.2f bf16=%d fused_ce=%d (median ms/step after "
-      "warm-up)\n",
+      "threads=%d steps=%d warmup=%d dropout=%.2f bf16=%d fused_ce=%d "
+      "gradient_checkpointing=%d split_optimizer=%d (median ms/step after warm-up)\n",
       o.get("n_layer"), o.get("n_embd"), o.get("n_head"), o.get("block_size"), o.get("batch_size"),
       o.get("threads"), o.get("steps"), o.get("warmup"), o.dropout, o.get("bf16"),
-      o.get("fused_ce"));
+      o.get("fused_ce"), o.get("gradient_checkpointing"), o.get("split_optimizer"));
   return bench::run_comparison(
       o, [&](const loom::Device& dev, const std::string& name) { return run_loom(o, dev, name); },
       [&](const char* mode) { return run_peer(o, mode); },

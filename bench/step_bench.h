@@ -93,6 +93,16 @@ inline double peak_rss_mb() {
 }
 inline void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
+/// The largest arena_bytes (intermediates) of the executables in the lazy
+/// metrics since their last reset (lazy_metrics.json "executables").
+inline double max_arena_bytes() {
+  nlohmann::json j = nlohmann::json::parse(loom::metrics::report_json());
+  double best = 0;
+  for (const auto& [key, e] : j["executables"].items())
+    best = std::max(best, e.value("arena_bytes", 0.0));
+  return best;
+}
+
 /// Whether a --bf16 run takes the autocast path on `dev` (loom/autocast.h
 /// choose_autocast, as the Trainer's --bf16): prints the decision's line
 /// once per device when bf16 was requested.

@@ -36,6 +36,41 @@ int64_t pending_nodes();
 /// 'x' (expected cpu, reference, sim)".
 void check_device(const Device& device);
 
+/// Gradient checkpointing (docs/remat.md; HF's gradient_checkpointing_enable()).
+/// While a RematScope made with `enabled` lives, every op traced on a lazy
+/// device by this thread is marked as the forward of one checkpointed layer
+/// call (ir::Instr::remat); the compiler's remat pass then keeps only what
+/// that call reads from outside and the values later layers read, and
+/// recomputes the rest of the call's activations just before backward needs
+/// them. Models open one per decoder layer. A scope opened inside another
+/// keeps the outer mark; `enabled` false does nothing. Ops on the eager cpu
+/// device are not marked (nothing is kept past an eager op anyway).
+class RematScope {
+ public:
+  explicit RematScope(bool enabled = true);
+  ~RematScope();
+  RematScope(const RematScope&) = delete;
+  RematScope& operator=(const RematScope&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
+/// Held by autograd's backward(): while alive, ops traced by this thread are
+/// marked as backward ops (ir::Instr::remat = -1) when a RematScope was
+/// opened on it since the last RematBackwardScope ended; otherwise nothing
+/// is marked, so a step without checkpointing traces the same graph as before.
+class RematBackwardScope {
+ public:
+  RematBackwardScope();
+  ~RematBackwardScope();
+  RematBackwardScope(const RematBackwardScope&) = delete;
+  RematBackwardScope& operator=(const RematBackwardScope&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
 /// Empties the in-memory compile cache and the recompile-cause history (tests).
 void clear_compile_cache();
 

@@ -27,6 +27,8 @@
 
 #include "loom/config.h"
 #include "loom/model_config.h"
+#include "loom/lazy.h"  // lazy::RematScope, which the models open per layer
+#include "loom/llama_config.h"
 #include "loom/nn.h"
 
 namespace loom {
@@ -106,6 +108,25 @@ class PretrainedModel : public nn::Module {
   /// The weights file save_pretrained writes ("model.safetensors", PEFT's
   /// "adapter_model.safetensors"), which a complete checkpoint must hold.
   virtual std::string saved_weights_file() const { return "model.safetensors"; }
+
+  /// transformers' gradient_checkpointing_enable() / _disable() (docs/remat.md):
+  /// with it on, every decoder layer's forward is traced on a lazy device as one
+  /// checkpointed call (lazy::RematScope) while the model trains with grad
+  /// enabled, and the compiler recomputes each layer's activations in backward
+  /// instead of keeping them: the same losses and gradients bit for bit, less
+  /// memory, about one more forward of compute. Sets it here and on every
+  /// PretrainedModel submodule (a head's base model, a PEFT model's base).
+  void gradient_checkpointing_enable(bool on = true);
+  void gradient_checkpointing_disable() { gradient_checkpointing_enable(false); }
+  bool is_gradient_checkpointing() const { return gradient_checkpointing_; }
+
+ protected:
+  /// Whether a decoder layer's forward opens a RematScope now: enabled, in
+  /// training mode and with grad enabled (transformers checkpoints only then).
+  bool checkpoint_layers() const;
+
+ private:
+  bool gradient_checkpointing_ = false;
 };
 
 namespace detail {

@@ -135,6 +135,11 @@ struct TrainingArguments {
   /// Autocast matmuls and attention to bf16 (loom/autocast.h); weights,
   /// optimizer state and the loss stay f32.
   bool bf16 = false;
+  /// Recompute each decoder layer's activations in backward instead of keeping
+  /// them (PretrainedModel::gradient_checkpointing_enable, docs/remat.md): the
+  /// same losses bit for bit, less activation memory, about one more forward.
+  /// Saves memory on a lazy device; on the eager cpu device it changes nothing.
+  bool gradient_checkpointing = false;
 
   // ---- More of transformers' names (docs/cli.md "Hugging Face habits"). ----
   /// transformers' LabelSmoother: with a value > 0 the training loss is

@@ -7,6 +7,7 @@
 #include "lazy/dispatch.h"
 #include "lazy/tensor_impl.h"
 #include "loom/error.h"
+#include "loom/lazy.h"
 #include "loom/ops.h"
 
 namespace loom {
@@ -87,6 +88,7 @@ void release(GradNode& node) {
 void backward(const Tensor& root, const Tensor& gradient) {
   LOOM_CHECK(root.requires_grad(), "[backward] tensor does not require grad");
   NoGradGuard no_grad;
+  lazy::RematBackwardScope remat_backward;  // marks backward ops after checkpointed layers
   if (!root.impl()->grad_fn) {
     accumulate(root.impl()->grad, gradient);
     return;

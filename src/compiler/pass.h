@@ -34,7 +34,7 @@ class PassPipeline {
 
 /// The default pipeline: decompose, algebraic, const_fold, cse,
 /// fused_cross_entropy, matmul_batch_sum, cast_hoist, matmul_layout,
-/// index_add_fold, dce, collective_schedule.
+/// index_add_fold, dce, remat, collective_schedule.
 /// `supported(op)` says whether the backend that will run the graph has a
 /// kernel for `op` (backends::Backend::supports); composite ops it lacks,
 /// and those named by LOOM_DECOMPOSE, are decomposed first so the later
@@ -96,6 +96,14 @@ std::unique_ptr<Pass> make_matmul_layout();
 /// tiling an axis becomes a concat, add(x, index_add(zeros, ...)) an
 /// index_add into x (passes/index_add_fold.cpp).
 std::unique_ptr<Pass> make_index_add_fold();
+/// Gradient checkpointing (passes/remat.cpp, docs/remat.md): in a graph traced
+/// with checkpointed layers (ir::Instr::remat), clones each layer call's
+/// activations that backward reads from what the call reads and the values
+/// the rest of the forward reads, and emits the clones (and backward ops that
+/// need only forward values) just before their first reader. Exact: the
+/// clones are the same ops on the same operands. Unmarked graphs are unchanged.
+std::unique_ptr<Pass> make_remat();
+
 /// Reorders the instrs of a graph with collectives (kCollective) so that each
 /// starts as early as its operands allow and its readers come after every
 /// collective (passes/collective_schedule.cpp): collectives by readiness

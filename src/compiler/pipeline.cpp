@@ -56,6 +56,7 @@ PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported) {
       .add(make_matmul_layout())
       .add(make_index_add_fold())
       .add(make_dce())
+      .add(make_remat())
       .add(make_collective_schedule());
   return p;
 }

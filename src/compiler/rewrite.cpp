@@ -58,7 +58,11 @@ bool rewrite_graph(ir::Graph& graph,
   for (size_t i = 0; i < graph.instrs.size(); ++i) {
     const ir::Instr& in = graph.instrs[i];
     int id = first + static_cast<int>(i);
+    size_t emitted = rw.out_.instrs.size();
     int v = rule(id, in, rw);
+    // What a rule emits for `in` inherits its gradient checkpointing mark (remat.cpp).
+    for (size_t k = emitted; k < rw.out_.instrs.size(); ++k)
+      if (rw.out_.instrs[k].remat == 0) rw.out_.instrs[k].remat = in.remat;
     if (v >= 0) {
       changed = true;
       rw.map_[id] = v;

@@ -53,6 +53,7 @@ Hash128 graph_hash(const Graph& g) {
   for (const auto& t : g.inputs) h = hash_type(h, t);
   for (const Instr& in : g.instrs) {
     h = hash_combine(h, instr_hash(in));
+    if (in.remat != 0) h = hash_combine(h, 0x72656d6174ULL ^ static_cast<uint64_t>(in.remat));
     h = hash_combine(h, in.operands.size());
     for (int v : in.operands) h = hash_combine(h, static_cast<uint64_t>(v));
   }

@@ -28,6 +28,11 @@ struct Instr {
   ops::Attrs attrs;
   std::vector<int> operands;  // value ids
   ops::TensorType type;
+  // Gradient checkpointing mark (compiler/passes/remat.cpp, docs/remat.md): 0 none;
+  // k > 0 traced in the forward of checkpointed layer call k (numbered 1, 2, ... in graph
+  // order by collect); -1 traced by backward() in a step with checkpointed layers. Printed
+  // as `remat=k`; in graph_hash when nonzero, never in instr_hash (CSE ignores it).
+  int remat = 0;
 };
 
 struct Graph {

@@ -20,6 +20,7 @@ std::string to_text(const Graph& g) {
     out << ')';
     std::string attrs = ops::to_string(in.attrs);
     if (!attrs.empty()) out << ' ' << attrs;
+    if (in.remat != 0) out << " remat=" << in.remat;
     out << " : " << ops::to_string(in.type) << '\n';
   }
   out << "  return (";
@@ -145,7 +146,15 @@ class Parser {
       in.operands.push_back(value_id());
       try_eat(",");
     }
-    while (!try_eat(":")) attr(in.attrs, word());
+    while (!try_eat(":")) {
+      std::string key = word();
+      if (key == "remat") {
+        expect("=");
+        in.remat = static_cast<int>(integer());
+      } else {
+        attr(in.attrs, key);
+      }
+    }
     in.type = type();
     return in;
   }

@@ -42,8 +42,15 @@ Collected collect(const std::vector<TraceNodePtr>& roots) {
     int v = id.at(n);
     return v < 0 ? -1 - v : first + v;
   };
+  std::unordered_map<int, int> remat_call;  // RematScope call -> 1, 2, ... in graph order
   for (TraceNode* n : order) {
     ir::Instr in{n->op, n->attrs, {}, n->type};
+    if (n->remat > 0) {
+      in.remat = remat_call.try_emplace(n->remat, static_cast<int>(remat_call.size()) + 1)
+                     .first->second;  // canonical: the graph hash does not see the counter
+    } else {
+      in.remat = n->remat;
+    }
     for (const TraceNodePtr& o : n->operands) {
       int v = value_of(o.get());
       in.operands.push_back(v);

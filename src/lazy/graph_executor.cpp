@@ -106,6 +106,7 @@ Tensor trace_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::At
   node->op = op;
   node->attrs = attrs;
   node->type = type;
+  node->remat = current_remat_mark();
   for (const Tensor& t : inputs) node->operands.push_back(t.impl()->node);
   auto impl = std::make_shared<TensorImpl>();
   impl->type = type;

@@ -24,6 +24,7 @@ struct TraceNode {
   ops::Attrs attrs;
   std::vector<std::shared_ptr<TraceNode>> operands;
   ops::TensorType type;
+  int remat = 0;                   // ir::Instr::remat: the RematScope mark when traced
   BufferPtr data;                  // device data (a graph input); operands empty
   std::shared_future<void> ready;  // valid once launched for execution
   // `ready` first: it is written on the tracing thread only, while the
@@ -35,6 +36,11 @@ using TraceNodePtr = std::shared_ptr<TraceNode>;
 /// Records `op` on lazy operands; returns the pending result tensor.
 Tensor trace_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs& attrs,
                 const ops::TensorType& type, const Device& device);
+
+/// The remat mark (ir::Instr::remat) of ops traced now on this thread: the
+/// open RematScope's call number, -1 inside a RematBackwardScope that marks,
+/// else 0 (lazy/remat_scope.cpp).
+int current_remat_mark();
 
 /// A device-data node for a buffer.
 TraceNodePtr data_node(BufferPtr data, const ops::TensorType& type);

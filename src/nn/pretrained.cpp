@@ -241,4 +241,13 @@ std::shared_ptr<PretrainedModel> auto_from_pretrained(const std::string& dir, co
   return model;
 }
 
+void PretrainedModel::gradient_checkpointing_enable(bool on) {
+  for (auto& [name, module] : named_modules())
+    if (auto* model = dynamic_cast<PretrainedModel*>(module)) model->gradient_checkpointing_ = on;
+}
+
+bool PretrainedModel::checkpoint_layers() const {
+  return gradient_checkpointing_ && is_training() && is_grad_enabled();
+}
+
 }  // namespace loom

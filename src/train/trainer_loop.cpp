@@ -179,6 +179,9 @@ static void drop_abandoned_checkpoints(const TrainingArguments& args, const std:
 TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   args.validate();
   LOOM_CHECK(train_dataset != nullptr, "[Trainer] train() needs a train_dataset");
+  // As transformers' Trainer.train (docs/remat.md); never turned off here, so a model the
+  // caller enabled it on keeps it.
+  if (args.gradient_checkpointing) model->gradient_checkpointing_enable();
   check_same_setup_on_all_ranks();
   // Data parallel: rank 0 repairs output_dir; the others wait for it (every
   // rank calls the barrier; a rank-0 failure ends the job).

@@ -111,6 +111,8 @@ const std::vector<Field>& field_table() {
       {"save_safetensors", &TA::save_safetensors,
        "Must stay true: safetensors is the only format loom writes."},
       {"use_cpu", &TA::use_cpu, "Compute on the host CPU only (refuses a non-cpu backend)."},
+      {"gradient_checkpointing", &TA::gradient_checkpointing,
+       "Recompute each layer's activations in backward instead of keeping them (lazy)."},
       {"device", &TA::device, "cpu (eager) or lazy (traced and compiled)."},
       {"ddp_backend", &TA::ddp_backend,
        "Several processes: mpi, or auto (default: mpi under mpirun, else one process)."},

@@ -32,6 +32,9 @@ class Cse final : public Pass {
         if (o.op == in.op && o.attrs == in.attrs && o.type == in.type &&
             o.operands == in.operands) {
           replace[id] = other;
+          // A checkpointed layer's forward op merged with a backward twin stays forward
+          // (remat.cpp then recomputes it for backward readers).
+          if (in.remat > 0 && o.remat <= 0) g.instrs[other - first].remat = in.remat;
           merged = changed = true;
           break;
         }

@@ -310,7 +310,9 @@ class Decompose final : public Pass {
     for (size_t i = 0; i < g.instrs.size(); ++i) {
       ir::Instr in = g.instrs[i];
       for (int& v : in.operands) v = map[v];
+      size_t emitted = out.instrs.size();
       int value = wanted(in) ? decompose(b, in, in.operands) : -1;
+      for (size_t k = emitted; k < out.instrs.size(); ++k) out.instrs[k].remat = in.remat;
       if (value < 0) {
         out.instrs.push_back(std::move(in));
         value = out.num_values() - 1;

@@ -304,6 +304,9 @@ class FusedCrossEntropy final : public Pass {
     int h2 = rb.reshape(m.h, {n, d}, at);
     int fused =
         rb.add(OpKind::k_fused_linear_cross_entropy, {h2, m.w, m.target, m.grad}, m.attrs, at);
+    // It computes the head's gradients: a backward op for remat.cpp when they were.
+    for (int v : {m.dh, m.dw})
+      if (v >= first && g.instr_of(v).remat < 0) g.instrs[fused - first].remat = -1;
     int loss_row = rb.slice(rb.slice(fused, 0, c + n, c + n + 1, at), 1, 0, 1, at);
     redirect.push_back({m.loss, rb.reshape(loss_row, {}, at)});
     if (m.dh >= 0) {

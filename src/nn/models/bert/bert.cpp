@@ -178,7 +178,10 @@ ModelOutput BertModel::forward(const ModelInputs& in) {
              config_.max_position_embeddings);
   Tensor h = embeddings_->forward(in.input_ids, in.token_type_ids, in.position_ids);
   Tensor key_mask = models::key_padding_mask(in.attention_mask, b, t, name);
-  for (size_t i = 0; i < layers_->size(); ++i) h = layers_->at<BertLayer>(i).forward(h, key_mask);
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    lazy::RematScope remat(checkpoint_layers());  // gradient checkpointing: one call per layer
+    h = layers_->at<BertLayer>(i).forward(h, key_mask);
+  }
   ModelOutput out;
   out.last_hidden_state = h;
   if (pooler_dense_) {

@@ -147,7 +147,10 @@ ModelOutput GPT2Model::forward(const ModelInputs& in) {
   h = drop_->forward(h);
   CacheContext ctx;
   ctx.mask = models::key_padding_mask(in.attention_mask, b, t, name);
-  for (size_t i = 0; i < h_->size(); ++i) h = h_->at<GPT2Block>(i).forward(h, ctx);
+  for (size_t i = 0; i < h_->size(); ++i) {
+    lazy::RematScope remat(checkpoint_layers());  // gradient checkpointing: one call per block
+    h = h_->at<GPT2Block>(i).forward(h, ctx);
+  }
   ModelOutput out;
   out.last_hidden_state = ln_f_->forward(h);
   return out;

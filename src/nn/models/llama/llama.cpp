@@ -182,8 +182,10 @@ Tensor LlamaModel::forward_hidden(const Tensor& input_ids, const Tensor& positio
     ctx.mask = models::key_padding_mask(attention_mask, b, t, "LlamaModel");
   }
   Tensor h = embed_tokens_->forward(input_ids);  // [B,T,C]
-  for (size_t i = 0; i < layers_->size(); ++i)
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    lazy::RematScope remat(checkpoint_layers());  // gradient checkpointing: one call per layer
     h = layers_->at<LlamaDecoderLayer>(i).forward(h, ctx);
+  }
   return norm_->forward(h);
 }
 
