@@ -23,7 +23,7 @@ using testing::error_of;
 using testing::ScopedEnv;
 
 // out = a * b + 1 (elementwise) and the sum of out; `a` is donated to out.
-constexpr const char* kMulAddSum = R"(module @mul_add_sum {
+constexpr const char* kXlaMulAddSum = R"(module @mul_add_sum {
   func.func public @main(%a: tensor<2x3xf32> {tf.aliasing_output = 0 : i32},
                          %b: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<f32>) {
     %one = stablehlo.constant dense<1.0> : tensor<2x3xf32>
@@ -36,23 +36,23 @@ constexpr const char* kMulAddSum = R"(module @mul_add_sum {
   }
 })";
 
-const std::vector<float> kA = {1, 2, 3, 4, 5, 6};
-const std::vector<float> kB = {0.5f, -1, 2, 0, 10, -0.25f};
+const std::vector<float> kXlaA = {1, 2, 3, 4, 5, 6};
+const std::vector<float> kXlaB = {0.5f, -1, 2, 0, 10, -0.25f};
 
-std::vector<float> expected_mul_add() {
+std::vector<float> xla_expected_mul_add() {
   std::vector<float> out;
-  for (size_t i = 0; i < kA.size(); ++i) out.push_back(kA[i] * kB[i] + 1);
+  for (size_t i = 0; i < kXlaA.size(); ++i) out.push_back(kXlaA[i] * kXlaB[i] + 1);
   return out;
 }
 
 TEST(XlaPjrt, RunsStableHloTextOnHostArrays) {
   LOOM_REQUIRE_XLA();
-  auto outs = testing::run_stablehlo(
-      kMulAddSum, {HostArray::of({2, 3}, kA, DType::f32), HostArray::of({2, 3}, kB, DType::f32)});
+  auto outs = testing::run_stablehlo(kXlaMulAddSum, {HostArray::of({2, 3}, kXlaA, DType::f32),
+                                                     HostArray::of({2, 3}, kXlaB, DType::f32)});
   ASSERT_EQ(outs.size(), 2u);
   EXPECT_EQ(outs[0].type, (ops::TensorType{{2, 3}, DType::f32}));
   EXPECT_EQ(outs[1].type, (ops::TensorType{{}, DType::f32}));
-  std::vector<float> want = expected_mul_add();
+  std::vector<float> want = xla_expected_mul_add();
   EXPECT_EQ(outs[0].values<float>(), want);  // one multiply and one add: exact
   float sum = 0;
   for (float v : want) sum += v;
@@ -65,12 +65,12 @@ TEST(XlaPjrt, RunsOnEveryAddressableDevice) {
   ASSERT_GE(info.device_count, 1);
   for (int d = 0; d < info.device_count; ++d) {
     auto outs = testing::run_stablehlo(
-        kMulAddSum, {HostArray::of({2, 3}, kA, DType::f32), HostArray::of({2, 3}, kB, DType::f32)},
-        d);
-    EXPECT_EQ(outs[0].values<float>(), expected_mul_add()) << "device " << d;
+        kXlaMulAddSum,
+        {HostArray::of({2, 3}, kXlaA, DType::f32), HostArray::of({2, 3}, kXlaB, DType::f32)}, d);
+    EXPECT_EQ(outs[0].values<float>(), xla_expected_mul_add()) << "device " << d;
   }
   EXPECT_NE(error_of([&] {
-              testing::run_stablehlo(kMulAddSum, {}, info.device_count);
+              testing::run_stablehlo(kXlaMulAddSum, {}, info.device_count);
             }).find("addressable device"),
             std::string::npos);
 }
@@ -82,8 +82,8 @@ TEST(XlaPjrt, CompileErrorIsLoomErrorWithXlaDiagnostic) {
   EXPECT_NE(e.find("error"), std::string::npos) << e;
   // A wrong argument shape is refused by PJRT at execute time, not a crash.
   e = error_of([] {
-    testing::run_stablehlo(
-        kMulAddSum, {HostArray::of({6}, kA, DType::f32), HostArray::of({2, 3}, kB, DType::f32)});
+    testing::run_stablehlo(kXlaMulAddSum, {HostArray::of({6}, kXlaA, DType::f32),
+                                           HostArray::of({2, 3}, kXlaB, DType::f32)});
   });
   EXPECT_NE(e.find("[xla] PJRT_LoadedExecutable_Execute: "), std::string::npos) << e;
 }
@@ -104,11 +104,11 @@ using backends::xla::PjrtExecutable;
 TEST(XlaPjrt, DonatedArgumentIsConsumedUnlessKept) {
   LOOM_REQUIRE_XLA();
   const auto& client = backends::xla::xla_client();
-  auto exe = client.compile(kMulAddSum);
+  auto exe = client.compile(kXlaMulAddSum);
   ops::TensorType t{{2, 3}, DType::f32};
   for (bool keep : {false, true}) {
-    auto a = client.from_host(kA.data(), t, 0);
-    auto b = client.from_host(kB.data(), t, 0);
+    auto a = client.from_host(kXlaA.data(), t, 0);
+    auto b = client.from_host(kXlaB.data(), t, 0);
     std::vector<int64_t> keep_list;
     if (keep) keep_list.push_back(0);
     auto outs = exe->execute({a->get(), b->get()}, client.device(0), keep_list);
@@ -116,10 +116,10 @@ TEST(XlaPjrt, DonatedArgumentIsConsumedUnlessKept) {
     EXPECT_FALSE(b->is_deleted());
     std::vector<float> got(6);
     client.to_host(*outs[0], got.data());
-    EXPECT_EQ(got, expected_mul_add());
+    EXPECT_EQ(got, xla_expected_mul_add());
     if (keep) {  // the kept input still holds its values
       client.to_host(*a, got.data());
-      EXPECT_EQ(got, kA);
+      EXPECT_EQ(got, kXlaA);
     }
   }
 }
@@ -127,17 +127,17 @@ TEST(XlaPjrt, DonatedArgumentIsConsumedUnlessKept) {
 TEST(XlaPjrt, SerializedExecutableLoadsAndRuns) {
   LOOM_REQUIRE_XLA();
   const auto& client = backends::xla::xla_client();
-  std::string bytes = client.compile(kMulAddSum)->serialize();
+  std::string bytes = client.compile(kXlaMulAddSum)->serialize();
   ASSERT_FALSE(bytes.empty());
   auto exe = client.deserialize(bytes);
   EXPECT_EQ(exe->output_types().size(), 2u);
   ops::TensorType t{{2, 3}, DType::f32};
-  auto a = client.from_host(kA.data(), t, 0);
-  auto b = client.from_host(kB.data(), t, 0);
+  auto a = client.from_host(kXlaA.data(), t, 0);
+  auto b = client.from_host(kXlaB.data(), t, 0);
   auto outs = exe->execute({a->get(), b->get()}, client.device(0));
   std::vector<float> got(6);
   client.to_host(*outs[0], got.data());
-  EXPECT_EQ(got, expected_mul_add());
+  EXPECT_EQ(got, xla_expected_mul_add());
   EXPECT_NE(error_of([&] {
               client.deserialize("not an executable");
             }).find("[xla] PJRT_Executable_DeserializeAndLoad: "),

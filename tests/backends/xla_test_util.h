@@ -32,12 +32,12 @@ inline std::vector<HostArray> run_stablehlo(const std::string& mlir,
 }  // namespace loom::testing
 
 /// Skips the calling test (FAILS it under CI) when the xla backend cannot run.
-#define LOOM_REQUIRE_XLA()                                                         \
-  do {                                                                             \
-    std::string loom_xla_reason = ::loom::backends::xla::unavailable_xla_reason(); \
-    if (!loom_xla_reason.empty()) {                                                \
-      if (::loom::testing::running_under_ci())                                     \
-        FAIL() << "CI=true, and the xla backend cannot run: " << loom_xla_reason;  \
-      GTEST_SKIP() << "xla backend unavailable: " << loom_xla_reason;              \
-    }                                                                              \
+#define LOOM_REQUIRE_XLA()                                                             \
+  do {                                                                                 \
+    std::string loom_xla_reason = ::loom::backends::xla::unavailable_xla_reason(true); \
+    if (!loom_xla_reason.empty()) {                                                    \
+      if (::loom::testing::running_under_ci())                                         \
+        FAIL() << "CI=true, and the xla backend cannot run: " << loom_xla_reason;      \
+      GTEST_SKIP() << "xla backend unavailable: " << loom_xla_reason;                  \
+    }                                                                                  \
   } while (0)

@@ -57,7 +57,7 @@ std::string xla_devices() {
 // "PJRT plugin <path>, C API 0.81 (loom built for 0.81), platform cpu (<version>),
 // 4 device(s)", or "unavailable: <why>".
 std::string xla_line() {
-  std::string why = backends::xla::unavailable_xla_reason();
+  std::string why = backends::xla::unavailable_xla_reason(/*load=*/true);
   if (!why.empty()) return "unavailable: " + why;
   backends::xla::XlaInfo x = backends::xla::xla_info();
   return "PJRT plugin " + x.plugin_path + ", C API " + x.api_version + " (loom built for " +

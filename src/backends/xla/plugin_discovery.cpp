@@ -84,11 +84,17 @@ void set_pjrt_plugin_path(std::string path) {
   explicit_plugin_path() = std::move(path);
 }
 
-std::vector<std::string> pjrt_search_dirs() {
+// The project's venv and $VIRTUAL_ENV: no process started.
+std::vector<std::string> venv_search_dirs() {
   std::vector<std::string> dirs;
   add_venv_site_packages(fs::path(LOOM_SOURCE_DIR) / ".venv", dirs);
   if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv)
     add_venv_site_packages(venv, dirs);
+  return dirs;
+}
+
+std::vector<std::string> pjrt_search_dirs() {
+  std::vector<std::string> dirs = venv_search_dirs();
   add_python_site_packages(dirs);
   return dirs;
 }
@@ -125,12 +131,16 @@ std::string find_pjrt_plugin() {
   }
   LOOM_CHECK(!packages.empty(), "[xla] PJRT_DEVICE=", device, " is not one loom knows (", known,
              "); name the plugin's .so with --xla_plugin PATH / LOOM_PJRT_PLUGIN=PATH");
-  std::vector<std::string> dirs = pjrt_search_dirs();
-  for (const KnownWheel& w : kKnownWheels) {
-    if (device != w.device) continue;
-    for (const std::string& dir : dirs) {
-      fs::path candidate = fs::path(dir) / w.file;
-      if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  // The venvs first: asking python3 for its site-packages starts a process.
+  std::vector<std::string> dirs = venv_search_dirs();
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) add_python_site_packages(dirs);
+    for (const KnownWheel& w : kKnownWheels) {
+      if (device != w.device) continue;
+      for (const std::string& dir : dirs) {
+        fs::path candidate = fs::path(dir) / w.file;
+        if (fs::is_regular_file(candidate, ec)) return candidate.string();
+      }
     }
   }
   std::string looked;

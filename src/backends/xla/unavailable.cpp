@@ -38,7 +38,7 @@ const Backend& xla_backend() {
 
 namespace loom::backends::xla {
 
-std::string unavailable_xla_reason() { return kNoPjrtHeader; }
+std::string unavailable_xla_reason(bool) { return kNoPjrtHeader; }
 const PjrtClient& xla_client() { fail(kNoPjrtHeader); }
 XlaInfo xla_info() { return {}; }
 std::vector<HostArray> run_mlir(const std::string&, const std::vector<HostArray>&, int) {

@@ -1,6 +1,7 @@
 // The process's PJRT plugin and client, and run_mlir (xla_runtime.h).
 #include "backends/xla/xla_runtime.h"
 
+#include <atomic>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -12,44 +13,72 @@
 namespace loom::backends::xla {
 namespace {
 
+// Discovery (cheap: file lookups) and loading (dlopen, PJRT_Client_Create)
+// are separate, so that asking whether xla can run (the lazy device asks
+// every registered backend at start-up) loads nothing.
 struct XlaRuntimeState {
-  std::once_flag once;
+  std::once_flag found_once, loaded_once;
+  std::string path, find_error;        // find_pjrt_plugin's result
   std::unique_ptr<PjrtClient> client;  // never destroyed: buffers may outlive statics
-  std::string reason;                  // why there is no client
+  std::string load_error;
+  std::atomic<bool> loaded{false};
 };
 
 XlaRuntimeState& runtime_state() {
   static auto* s = new XlaRuntimeState;
-  std::call_once(s->once, [] {
+  return *s;
+}
+
+XlaRuntimeState& found_state() {
+  XlaRuntimeState& s = runtime_state();
+  std::call_once(s.found_once, [&s] {
     try {
-      std::string path = find_pjrt_plugin();
-      s->client = std::make_unique<PjrtClient>(PjrtPlugin::load(path));
-      const PjrtClient& c = *s->client;
-      std::cerr << "loom: xla: PJRT plugin " << path << " (PJRT C API " << c.plugin().version()
-                << ", platform " << c.platform_name() << ", " << c.device_count()
-                << " device(s))\n";
+      s.path = find_pjrt_plugin();
     } catch (const Error& e) {
-      s->reason = e.what();
-      s->client.reset();
+      s.find_error = e.what();
     }
   });
-  return *s;
+  return s;
+}
+
+XlaRuntimeState& loaded_state() {
+  XlaRuntimeState& s = found_state();
+  std::call_once(s.loaded_once, [&s] {
+    if (s.find_error.empty()) {
+      try {
+        s.client = std::make_unique<PjrtClient>(PjrtPlugin::load(s.path));
+        const PjrtClient& c = *s.client;
+        std::cerr << "loom: xla: PJRT plugin " << s.path << " (PJRT C API " << c.plugin().version()
+                  << ", platform " << c.platform_name() << ", " << c.device_count()
+                  << " device(s))\n";
+      } catch (const Error& e) {
+        s.load_error = e.what();
+        s.client.reset();
+      }
+    }
+    s.loaded = true;
+  });
+  return s;
 }
 
 }  // namespace
 
-std::string unavailable_xla_reason() { return runtime_state().reason; }
+std::string unavailable_xla_reason(bool load) {
+  XlaRuntimeState& s = load ? loaded_state() : found_state();
+  if (!s.find_error.empty()) return s.find_error;
+  return s.loaded ? s.load_error : std::string();
+}
 
 const PjrtClient& xla_client() {
-  XlaRuntimeState& s = runtime_state();
-  LOOM_CHECK(s.client != nullptr, s.reason);
+  XlaRuntimeState& s = loaded_state();
+  LOOM_CHECK(s.client != nullptr, s.find_error.empty() ? s.load_error : s.find_error);
   return *s.client;
 }
 
 XlaInfo xla_info() {
   XlaInfo info;
   info.header_version = PjrtPlugin::header_version();
-  XlaRuntimeState& s = runtime_state();
+  XlaRuntimeState& s = loaded_state();
   if (!s.client) return info;
   info.plugin_path = s.client->plugin().path();
   info.api_version = s.client->plugin().version();
