@@ -66,6 +66,7 @@ std::string xla_line() {
 }
 
 void print_info() {
+  const std::string xla = xla_line(), xla_devs = xla_devices();  // loads the plugin first
   std::cout << "loom " << LOOM_VERSION << "\n"
 #if defined(__clang__)
             << "compiler: clang " << __clang_version__ << "\n"
@@ -83,8 +84,8 @@ void print_info() {
             << "openmp threads: " << omp_get_max_threads() << "\n"
             << "openmp wait: " << openmp_wait() << "\n"
             << "hardware threads: " << std::thread::hardware_concurrency() << "\n"
-            << "devices: cpu, lazy:cpu" << xla_devices() << "\n"
-            << "xla: " << xla_line() << "\n";
+            << "devices: cpu, lazy:cpu" << xla_devs << "\n"
+            << "xla: " << xla << "\n";
 }
 
 }  // namespace

@@ -166,7 +166,12 @@ void XlaExecutable::run_stage(Stage& st, std::vector<BufferPtr>& vals,
   for (size_t j = 0; j < st.split.inputs.size(); ++j) {
     int v = st.split.inputs[j];
     LOOM_CHECK(vals[v] != nullptr, "[xla] stage input %", v, " was not computed");
-    args.push_back(xla_.memory().get(*vals[v]).get());
+    const PjrtBuffer& arg = xla_.memory().get(*vals[v]);
+    // PJRT's Execute does not check argument shapes: a mismatch would be read as garbage.
+    LOOM_CHECK(arg.type() == st.split.graph.inputs[j], "[xla] input %", v, " is ",
+               ops::to_string(arg.type()), ", the compiled program takes ",
+               ops::to_string(st.split.graph.inputs[j]));
+    args.push_back(arg.get());
     if (!st.aliased[j]) continue;
     bool may = (v >= n_in || donatable[v]) && vals[v].use_count() == 1;
     if (may) {
