@@ -20,11 +20,13 @@
 #include <filesystem>
 
 #include "backends/backend.h"
+#include "backends/executable.h"
 #include "backends/xla/collective_split.h"
 #include "backends/xla_test_util.h"
 #include "common/error_of.h"
 #include "common/scoped_env.h"
 #include "common/temp_dir.h"
+#include "compiler/program.h"
 #include "ir/graph.h"
 #include "lazy/dispatch.h"
 #include "lazy/lazy_test_util.h"
@@ -169,6 +171,25 @@ TEST(XlaBackend, SecondProcessLoadsExecutablesFromTheDiskCache) {
   EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 1);
   EXPECT_EQ(first, second);
   EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::path(dir.path()) / "xla"));
+}
+
+TEST(XlaBackend, RefusesAnInputOfAnotherType) {
+  LOOM_REQUIRE_XLA();
+  // PJRT's Execute does not check argument shapes; the executable does.
+  ir::Graph g = ir::parse("graph(%0: f32[2,3]) {\n  %1 = neg(%0) : f32[2,3]\n  return (%1)\n}\n");
+  const backends::Backend& xla = backends::xla_backend();
+  auto exe = xla.compile(std::make_shared<compiler::Program>(compiler::lower(g, false)));
+  float host[6] = {1, 2, 3, 4, 5, 6};
+  BufferPtr wrong = xla.upload(host, {{6}, DType::f32}, 0);
+  std::string e = testing::error_of([&] { exe->run({wrong}, {false}); });
+  EXPECT_NE(e.find("[xla] input %0 is f32[6], the compiled program takes f32[2,3]"),
+            std::string::npos)
+      << e;
+  BufferPtr right = xla.upload(host, {{2, 3}, DType::f32}, 0);
+  std::vector<BufferPtr> out = exe->run({right}, {false});
+  float back[6] = {};
+  xla.copy_to_host(*out[0], back, sizeof back);
+  EXPECT_EQ(back[5], -6.0f);
 }
 
 // ---- the split (no plugin needed) ----
