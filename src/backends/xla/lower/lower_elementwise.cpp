@@ -30,17 +30,6 @@ DType elementwise_dtype_of(const std::string& elem) {
   return DType::boolean;
 }
 
-// torch.result_type of two operands (ops/infer.cpp result_type): a rank-0
-// operand decides only when its category (bool < integer < float) is higher.
-DType elementwise_result_type(const Val& a, const Val& b) {
-  auto category = [](DType d) { return d == DType::boolean ? 0 : is_integral(d) ? 1 : 2; };
-  DType da = elementwise_dtype_of(a.elem), db = elementwise_dtype_of(b.elem);
-  bool a0 = a.shape.empty(), b0 = b.shape.empty();
-  if (a0 == b0) return promote_types(da, db);
-  DType dim = a0 ? db : da, zero = a0 ? da : db;
-  return category(zero) > category(dim) ? zero : dim;
-}
-
 Val float_unary(HloEmitter& e, OpKind op, const Val& x) {
   auto c = [&](double v) { return e.constant(v, "f32", x.shape); };
   switch (op) {
@@ -157,19 +146,17 @@ const char* compare_direction(OpKind op) {
 Val lower_binary(HloEmitter& e, const ir::Instr& in, const Val& a, const Val& b) {
   const Shape& shape = in.type.shape;
   if (ops::has_trait(in.op, ops::kCompare)) {
-    std::string common = mlir_elem(elementwise_result_type(a, b));
-    // Operands are rounded to the common dtype first (torch), then compared
-    // exactly in f32 when that dtype is a narrow float.
-    std::string cmp = common == "bf16" || common == "f16" ? "f32" : common;
-    Val x = coerce(e, cast_to(e, a, common), cmp, shape);
-    Val y = coerce(e, cast_to(e, b, common), cmp, shape);
-    return e.compare(compare_direction(in.op), x, y);
+    // As the cpu kernels: in f32 when the promoted type is a float (each
+    // operand converted directly, never rounded to bf16/f16), else in i64.
+    DType common = promote_types(elementwise_dtype_of(a.elem), elementwise_dtype_of(b.elem));
+    std::string cmp = is_floating(common) ? "f32" : "i64";
+    return e.compare(compare_direction(in.op), coerce(e, a, cmp, shape), coerce(e, b, cmp, shape));
   }
+  // Float results in f32, integer results in i64 (wrapping, then truncated
+  // to the result dtype), bool results in i32 turned back by != 0.
   std::string out = mlir_elem(in.type.dtype);
-  // Float results in f32, bool results in i32 (then != 0), integers as is.
-  std::string work = is_float_elem(out) ? "f32" : out == "i1" ? "i32" : out;
-  Val x = coerce(e, out == "i1" ? a : cast_to(e, a, out), work, shape);
-  Val y = coerce(e, out == "i1" ? b : cast_to(e, b, out), work, shape);
+  std::string work = is_float_elem(out) ? "f32" : out == "i1" ? "i32" : "i64";
+  Val x = coerce(e, a, work, shape), y = coerce(e, b, work, shape);
   return cast_to(e, e.binary(binary_mnemonic(in.op), x, y), out);
 }
 
