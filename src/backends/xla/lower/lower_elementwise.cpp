@@ -30,7 +30,7 @@ DType elementwise_dtype_of(const std::string& elem) {
   return DType::boolean;
 }
 
-Val float_unary(HloEmitter& e, OpKind op, const Val& x) {
+Val elementwise_float_unary(HloEmitter& e, OpKind op, const Val& x) {
   auto c = [&](double v) { return e.constant(v, "f32", x.shape); };
   switch (op) {
     case OpKind::k_exp:
@@ -73,14 +73,14 @@ Val float_unary(HloEmitter& e, OpKind op, const Val& x) {
 }
 
 // (x > 0) - (x < 0) in x's type; NaN gives 0 as the reference.
-Val sign_of(HloEmitter& e, const Val& x) {
+Val elementwise_sign(HloEmitter& e, const Val& x) {
   Val zero = e.constant(0, x.elem, x.shape);
   Val pos = cast_to(e, e.compare("GT", x, zero), x.elem);
   Val neg = cast_to(e, e.compare("LT", x, zero), x.elem);
   return e.binary("stablehlo.subtract", pos, neg);
 }
 
-Val lower_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
+Val elementwise_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
   std::string out = mlir_elem(in.type.dtype);
   switch (in.op) {
     case OpKind::k_cast:
@@ -92,7 +92,7 @@ Val lower_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
     case OpKind::k_relu:  // maximum propagates NaN (XLA's semantics)
       return x.elem == "i1" ? x : e.binary("stablehlo.maximum", x, e.constant(0, x.elem, x.shape));
     case OpKind::k_sign:
-      return x.elem == "i1" ? x : sign_of(e, x);
+      return x.elem == "i1" ? x : elementwise_sign(e, x);
     case OpKind::k_pow_scalar: {
       if (elementwise_is_int(out))
         return e.binary("stablehlo.power", x, e.constant(in.attrs.scalar, x.elem, x.shape));
@@ -101,11 +101,11 @@ Val lower_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
       return cast_to(e, r, out);
     }
     default:
-      return cast_to(e, float_unary(e, in.op, cast_to(e, x, "f32")), out);
+      return cast_to(e, elementwise_float_unary(e, in.op, cast_to(e, x, "f32")), out);
   }
 }
 
-const char* binary_mnemonic(OpKind op) {
+const char* elementwise_binary_mnemonic(OpKind op) {
   switch (op) {
     case OpKind::k_add:
       return "stablehlo.add";
@@ -126,7 +126,7 @@ const char* binary_mnemonic(OpKind op) {
   }
 }
 
-const char* compare_direction(OpKind op) {
+const char* elementwise_compare_direction(OpKind op) {
   switch (op) {
     case OpKind::k_eq:
       return "EQ";
@@ -143,24 +143,25 @@ const char* compare_direction(OpKind op) {
   }
 }
 
-Val lower_binary(HloEmitter& e, const ir::Instr& in, const Val& a, const Val& b) {
+Val elementwise_binary(HloEmitter& e, const ir::Instr& in, const Val& a, const Val& b) {
   const Shape& shape = in.type.shape;
   if (ops::has_trait(in.op, ops::kCompare)) {
     // As the cpu kernels: in f32 when the promoted type is a float (each
     // operand converted directly, never rounded to bf16/f16), else in i64.
     DType common = promote_types(elementwise_dtype_of(a.elem), elementwise_dtype_of(b.elem));
     std::string cmp = is_floating(common) ? "f32" : "i64";
-    return e.compare(compare_direction(in.op), coerce(e, a, cmp, shape), coerce(e, b, cmp, shape));
+    return e.compare(elementwise_compare_direction(in.op), coerce(e, a, cmp, shape),
+                     coerce(e, b, cmp, shape));
   }
   // Float results in f32, integer results in i64 (wrapping, then truncated
   // to the result dtype), bool results in i32 turned back by != 0.
   std::string out = mlir_elem(in.type.dtype);
   std::string work = is_float_elem(out) ? "f32" : out == "i1" ? "i32" : "i64";
   Val x = coerce(e, a, work, shape), y = coerce(e, b, work, shape);
-  return cast_to(e, e.binary(binary_mnemonic(in.op), x, y), out);
+  return cast_to(e, e.binary(elementwise_binary_mnemonic(in.op), x, y), out);
 }
 
-Val lower_arange(HloEmitter& e, const ir::Instr& in) {
+Val elementwise_arange(HloEmitter& e, const ir::Instr& in) {
   // start + step * i in f64, stored as the reference stores a double.
   const Shape& shape = in.type.shape;
   Val i = e.iota(shape, 0, "f64");
@@ -197,9 +198,9 @@ Val lower_elementwise(HloEmitter& e, const ir::Instr& in, const std::vector<Val>
   uint32_t traits = ops::op_traits(in.op);
   if (in.op == OpKind::k_full)
     return e.constant(in.attrs.scalar, mlir_elem(in.type.dtype), in.type.shape);
-  if (in.op == OpKind::k_arange) return lower_arange(e, in);
-  if (traits & ops::kUnary) return lower_unary(e, in, args[0]);
-  if (traits & ops::kBinary) return lower_binary(e, in, args[0], args[1]);
+  if (in.op == OpKind::k_arange) return elementwise_arange(e, in);
+  if (traits & ops::kUnary) return elementwise_unary(e, in, args[0]);
+  if (traits & ops::kBinary) return elementwise_binary(e, in, args[0], args[1]);
   // where(cond, a, b)
   std::string out = mlir_elem(in.type.dtype);
   Val c = e.broadcast_to(args[0], in.type.shape);
