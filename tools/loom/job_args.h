@@ -74,6 +74,9 @@ struct JobArgs {
   /// With use_lora: output_dir gets the merged weights (W + B A alpha / r) as
   /// a normal checkpoint instead of the adapter.
   bool merge_lora = false;
+  /// The PJRT plugin .so for --device lazy:xla (empty: found from
+  /// PJRT_DEVICE / LOOM_PJRT_PLUGIN and the pip wheels, docs/backends.md).
+  std::string xla_plugin;
   /// A JSON file of flag names to values (all of these and the
   /// TrainingArguments fields); the command line overrides it.
   std::string config;
