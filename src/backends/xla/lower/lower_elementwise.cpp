@@ -4,9 +4,11 @@
 // computed in f32 and rounded once to the result dtype; integer ops stay in
 // their dtype; bool arithmetic runs in i32 and is turned back into bool by
 // `!= 0`, as the reference's double -> bool store. Formulas are the
-// reference's (backends/reference/elementwise.cpp): gelu = 0.5 x (1 + erf(x /
-// sqrt 2)), gelu_tanh with sqrt(2/pi) and 0.044715, sign = (x > 0) - (x < 0),
-// relu passes NaN, casts of non-finite floats to integers give 0.
+// reference's (backends/reference/elementwise.cpp), gelu and gelu_tanh in the
+// cpu kernels' cancellation-free forms: gelu = 0.5 x erfc(-x / sqrt 2) (=
+// 0.5 x (1 + erf(x / sqrt 2))), gelu_tanh = x / (1 + exp(-2 sqrt(2/pi) (x +
+// 0.044715 x^3))); sign = (x > 0) - (x < 0), relu passes NaN, casts of
+// non-finite floats to integers give 0.
 #include <cmath>
 #include <numbers>
 
@@ -52,20 +54,18 @@ Val elementwise_float_unary(HloEmitter& e, OpKind op, const Val& x) {
                     x.shape, x.elem);
     case OpKind::k_sigmoid:
       return e.unary("stablehlo.logistic", x);
-    case OpKind::k_gelu: {
-      Val r = e.binary("stablehlo.divide", x, c(std::numbers::sqrt2));
-      r = e.emit("chlo.erf " + r.name + " : " + tensor_type(r) + " -> " + tensor_type(r), x.shape,
+    case OpKind::k_gelu: {  // 0.5 x erfc(-x / sqrt 2): no cancellation for x << 0
+      Val r = e.binary("stablehlo.multiply", x, c(-1.0 / std::numbers::sqrt2));
+      r = e.emit("chlo.erfc " + r.name + " : " + tensor_type(r) + " -> " + tensor_type(r), x.shape,
                  x.elem);
-      r = e.binary("stablehlo.add", c(1.0), r);
       return e.binary("stablehlo.multiply", e.binary("stablehlo.multiply", c(0.5), x), r);
     }
-    case OpKind::k_gelu_tanh: {
+    case OpKind::k_gelu_tanh: {  // x / (1 + exp(-2 u)) = 0.5 x (1 + tanh u)
       Val x3 = e.binary("stablehlo.multiply", e.binary("stablehlo.multiply", x, x), x);
-      Val inner = e.binary("stablehlo.add", x, e.binary("stablehlo.multiply", c(0.044715), x3));
-      Val t = e.unary("stablehlo.tanh",
-                      e.binary("stablehlo.multiply", c(std::sqrt(2.0 / std::numbers::pi)), inner));
-      Val r = e.binary("stablehlo.add", c(1.0), t);
-      return e.binary("stablehlo.multiply", e.binary("stablehlo.multiply", c(0.5), x), r);
+      Val u = e.binary("stablehlo.add", x, e.binary("stablehlo.multiply", c(0.044715), x3));
+      Val t = e.binary("stablehlo.multiply", c(-2.0 * std::sqrt(2.0 / std::numbers::pi)), u);
+      t = e.binary("stablehlo.add", c(1.0), e.unary("stablehlo.exponential", t));
+      return e.binary("stablehlo.divide", x, t);
     }
     default:
       fail("[xla] cannot lower ", ops::op_name(op), " (not a float unary op)");
