@@ -35,19 +35,13 @@ inline bool xla_lowers(ops::OpKind op) {
   return backends::xla::lowered_ops().test(static_cast<size_t>(op));
 }
 
-/// Traces `c` in `dtype` on Device("lazy") with manual_seed(7) (as the lazy
-/// forward test). nullopt when the case is a misuse case (it throws while
-/// tracing) or its result is not a pending value (nothing to compile).
-inline std::optional<XlaTracedCase> trace_for_xla(const optest::OpCase& c, DType dtype) {
-  optest::CaseEnv env(Device("lazy"), dtype, optest::case_seed(c));
+/// The graph computing the pending lazy tensor `result` (collected as
+/// mark_step would), after the generic passes for xla's op set. nullopt when
+/// `result` is not a pending value (nothing to compile).
+inline std::optional<XlaTracedCase> collect_for_xla(const Tensor& result) {
   XlaTracedCase t;
-  try {
-    manual_seed(7);
-    t.result = c.run(c.make(env), env);
-  } catch (const loom::Error&) {
-    return std::nullopt;
-  }
-  lazy::TraceNodePtr node = t.result.impl()->node;
+  t.result = result;
+  lazy::TraceNodePtr node = result.impl()->node;
   if (!node || !node->is_pending()) return std::nullopt;
   lazy::Collected collected = lazy::collect({node});
   t.graph = collected.graph;
@@ -58,6 +52,21 @@ inline std::optional<XlaTracedCase> trace_for_xla(const optest::OpCase& c, DType
   }
   compiler::default_pipeline(xla_lowers).run(t.graph);
   return t;
+}
+
+/// Traces `c` in `dtype` on Device("lazy") with manual_seed(7) (as the lazy
+/// forward test) and collects it (collect_for_xla). nullopt when the case is
+/// a misuse case (it throws while tracing) or its result is not pending.
+inline std::optional<XlaTracedCase> trace_for_xla(const optest::OpCase& c, DType dtype) {
+  optest::CaseEnv env(Device("lazy"), dtype, optest::case_seed(c));
+  Tensor result;
+  try {
+    manual_seed(7);
+    result = c.run(c.make(env), env);
+  } catch (const loom::Error&) {
+    return std::nullopt;
+  }
+  return collect_for_xla(result);
 }
 
 }  // namespace loom::testing
