@@ -90,7 +90,7 @@ std::string emitter_int_literal(double value, const std::string& elem) {
   return std::to_string(static_cast<int64_t>(value));
 }
 
-const char* compare_type(const std::string& elem) {
+const char* emitter_compare_type(const std::string& elem) {
   if (is_float_elem(elem)) return "FLOAT";
   return is_unsigned_elem(elem) ? "UNSIGNED" : "SIGNED";
 }
@@ -141,8 +141,8 @@ Val HloEmitter::compare(const char* direction, const Val& a, const Val& b) {
   LOOM_CHECK(a.shape == b.shape && a.elem == b.elem, "[xla] internal: compare of ", tensor_type(a),
              " and ", tensor_type(b));
   return emit(std::string("stablehlo.compare ") + direction + ", " + a.name + ", " + b.name + ", " +
-                  compare_type(a.elem) + " : (" + tensor_type(a) + ", " + tensor_type(b) + ") -> " +
-                  tensor_type(a.shape, "i1"),
+                  emitter_compare_type(a.elem) + " : (" + tensor_type(a) + ", " + tensor_type(b) +
+                  ") -> " + tensor_type(a.shape, "i1"),
               a.shape, "i1");
 }
 

@@ -48,7 +48,7 @@ Val attention_sum_heads(HloEmitter& e, const Val& g, int64_t kv) {
   return s;
 }
 
-struct AttentionBatch {
+struct AttentionBatchDims {
   std::vector<int64_t> dims;  // batch dims of q, k, v (all but the last two)
   int64_t t, s;               // positions of T / S and D in a [..., T|S, D] operand
 };
@@ -64,7 +64,7 @@ Val attention_row_sum(HloEmitter& e, const Val& x, const Shape& full) {
 // The masked probabilities P [..., T, S] (f32) and the keep mask (or an
 // empty name when nothing is masked).
 Val attention_probs(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args, const Val& q,
-                    const Val& k, const AttentionBatch& b, double scale) {
+                    const Val& k, const AttentionBatchDims& b, double scale) {
   Val sc = e.dot_general(q, k, b.dims, b.dims, {b.s}, {b.s}, "f32");
   const Shape& shape = sc.shape;
   sc = e.binary("stablehlo.multiply", sc, e.constant(scale, "f32", shape));
@@ -111,7 +111,7 @@ Val lower_attention_backward(HloEmitter& e, const ir::Instr& in, const std::vect
   Val q = cast_to(e, args[0], "f32"), go = cast_to(e, args[3], "f32");
   Val k = attention_repeat_heads(e, cast_to(e, args[1], "f32"), heads);
   Val v = attention_repeat_heads(e, cast_to(e, args[2], "f32"), heads);
-  AttentionBatch b;
+  AttentionBatchDims b;
   for (size_t i = 0; i + 2 < r; ++i) b.dims.push_back(static_cast<int64_t>(i));
   b.t = static_cast<int64_t>(r) - 2;
   b.s = static_cast<int64_t>(r) - 1;

@@ -4,9 +4,11 @@
 // computed in f32 and rounded once to the result dtype; integer ops stay in
 // their dtype; bool arithmetic runs in i32 and is turned back into bool by
 // `!= 0`, as the reference's double -> bool store. Formulas are the
-// reference's (backends/reference/elementwise.cpp): gelu = 0.5 x (1 + erf(x /
-// sqrt 2)), gelu_tanh with sqrt(2/pi) and 0.044715, sign = (x > 0) - (x < 0),
-// relu passes NaN, casts of non-finite floats to integers give 0.
+// reference's (backends/reference/elementwise.cpp), gelu and gelu_tanh in the
+// cpu kernels' cancellation-free forms: gelu = 0.5 x erfc(-x / sqrt 2) (=
+// 0.5 x (1 + erf(x / sqrt 2))), gelu_tanh = x / (1 + exp(-2 sqrt(2/pi) (x +
+// 0.044715 x^3))); sign = (x > 0) - (x < 0), relu passes NaN, casts of
+// non-finite floats to integers give 0.
 #include <cmath>
 #include <numbers>
 
@@ -30,18 +32,7 @@ DType elementwise_dtype_of(const std::string& elem) {
   return DType::boolean;
 }
 
-// torch.result_type of two operands (ops/infer.cpp result_type): a rank-0
-// operand decides only when its category (bool < integer < float) is higher.
-DType elementwise_result_type(const Val& a, const Val& b) {
-  auto category = [](DType d) { return d == DType::boolean ? 0 : is_integral(d) ? 1 : 2; };
-  DType da = elementwise_dtype_of(a.elem), db = elementwise_dtype_of(b.elem);
-  bool a0 = a.shape.empty(), b0 = b.shape.empty();
-  if (a0 == b0) return promote_types(da, db);
-  DType dim = a0 ? db : da, zero = a0 ? da : db;
-  return category(zero) > category(dim) ? zero : dim;
-}
-
-Val float_unary(HloEmitter& e, OpKind op, const Val& x) {
+Val elementwise_float_unary(HloEmitter& e, OpKind op, const Val& x) {
   auto c = [&](double v) { return e.constant(v, "f32", x.shape); };
   switch (op) {
     case OpKind::k_exp:
@@ -63,20 +54,18 @@ Val float_unary(HloEmitter& e, OpKind op, const Val& x) {
                     x.shape, x.elem);
     case OpKind::k_sigmoid:
       return e.unary("stablehlo.logistic", x);
-    case OpKind::k_gelu: {
-      Val r = e.binary("stablehlo.divide", x, c(std::numbers::sqrt2));
-      r = e.emit("chlo.erf " + r.name + " : " + tensor_type(r) + " -> " + tensor_type(r), x.shape,
+    case OpKind::k_gelu: {  // 0.5 x erfc(-x / sqrt 2): no cancellation for x << 0
+      Val r = e.binary("stablehlo.multiply", x, c(-1.0 / std::numbers::sqrt2));
+      r = e.emit("chlo.erfc " + r.name + " : " + tensor_type(r) + " -> " + tensor_type(r), x.shape,
                  x.elem);
-      r = e.binary("stablehlo.add", c(1.0), r);
       return e.binary("stablehlo.multiply", e.binary("stablehlo.multiply", c(0.5), x), r);
     }
-    case OpKind::k_gelu_tanh: {
+    case OpKind::k_gelu_tanh: {  // x / (1 + exp(-2 u)) = 0.5 x (1 + tanh u)
       Val x3 = e.binary("stablehlo.multiply", e.binary("stablehlo.multiply", x, x), x);
-      Val inner = e.binary("stablehlo.add", x, e.binary("stablehlo.multiply", c(0.044715), x3));
-      Val t = e.unary("stablehlo.tanh",
-                      e.binary("stablehlo.multiply", c(std::sqrt(2.0 / std::numbers::pi)), inner));
-      Val r = e.binary("stablehlo.add", c(1.0), t);
-      return e.binary("stablehlo.multiply", e.binary("stablehlo.multiply", c(0.5), x), r);
+      Val u = e.binary("stablehlo.add", x, e.binary("stablehlo.multiply", c(0.044715), x3));
+      Val t = e.binary("stablehlo.multiply", c(-2.0 * std::sqrt(2.0 / std::numbers::pi)), u);
+      t = e.binary("stablehlo.add", c(1.0), e.unary("stablehlo.exponential", t));
+      return e.binary("stablehlo.divide", x, t);
     }
     default:
       fail("[xla] cannot lower ", ops::op_name(op), " (not a float unary op)");
@@ -84,14 +73,14 @@ Val float_unary(HloEmitter& e, OpKind op, const Val& x) {
 }
 
 // (x > 0) - (x < 0) in x's type; NaN gives 0 as the reference.
-Val sign_of(HloEmitter& e, const Val& x) {
+Val elementwise_sign(HloEmitter& e, const Val& x) {
   Val zero = e.constant(0, x.elem, x.shape);
   Val pos = cast_to(e, e.compare("GT", x, zero), x.elem);
   Val neg = cast_to(e, e.compare("LT", x, zero), x.elem);
   return e.binary("stablehlo.subtract", pos, neg);
 }
 
-Val lower_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
+Val elementwise_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
   std::string out = mlir_elem(in.type.dtype);
   switch (in.op) {
     case OpKind::k_cast:
@@ -103,7 +92,7 @@ Val lower_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
     case OpKind::k_relu:  // maximum propagates NaN (XLA's semantics)
       return x.elem == "i1" ? x : e.binary("stablehlo.maximum", x, e.constant(0, x.elem, x.shape));
     case OpKind::k_sign:
-      return x.elem == "i1" ? x : sign_of(e, x);
+      return x.elem == "i1" ? x : elementwise_sign(e, x);
     case OpKind::k_pow_scalar: {
       if (elementwise_is_int(out))
         return e.binary("stablehlo.power", x, e.constant(in.attrs.scalar, x.elem, x.shape));
@@ -112,11 +101,11 @@ Val lower_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
       return cast_to(e, r, out);
     }
     default:
-      return cast_to(e, float_unary(e, in.op, cast_to(e, x, "f32")), out);
+      return cast_to(e, elementwise_float_unary(e, in.op, cast_to(e, x, "f32")), out);
   }
 }
 
-const char* binary_mnemonic(OpKind op) {
+const char* elementwise_binary_mnemonic(OpKind op) {
   switch (op) {
     case OpKind::k_add:
       return "stablehlo.add";
@@ -137,7 +126,7 @@ const char* binary_mnemonic(OpKind op) {
   }
 }
 
-const char* compare_direction(OpKind op) {
+const char* elementwise_compare_direction(OpKind op) {
   switch (op) {
     case OpKind::k_eq:
       return "EQ";
@@ -154,26 +143,25 @@ const char* compare_direction(OpKind op) {
   }
 }
 
-Val lower_binary(HloEmitter& e, const ir::Instr& in, const Val& a, const Val& b) {
+Val elementwise_binary(HloEmitter& e, const ir::Instr& in, const Val& a, const Val& b) {
   const Shape& shape = in.type.shape;
   if (ops::has_trait(in.op, ops::kCompare)) {
-    std::string common = mlir_elem(elementwise_result_type(a, b));
-    // Operands are rounded to the common dtype first (torch), then compared
-    // exactly in f32 when that dtype is a narrow float.
-    std::string cmp = common == "bf16" || common == "f16" ? "f32" : common;
-    Val x = coerce(e, cast_to(e, a, common), cmp, shape);
-    Val y = coerce(e, cast_to(e, b, common), cmp, shape);
-    return e.compare(compare_direction(in.op), x, y);
+    // As the cpu kernels: in f32 when the promoted type is a float (each
+    // operand converted directly, never rounded to bf16/f16), else in i64.
+    DType common = promote_types(elementwise_dtype_of(a.elem), elementwise_dtype_of(b.elem));
+    std::string cmp = is_floating(common) ? "f32" : "i64";
+    return e.compare(elementwise_compare_direction(in.op), coerce(e, a, cmp, shape),
+                     coerce(e, b, cmp, shape));
   }
+  // Float results in f32, integer results in i64 (wrapping, then truncated
+  // to the result dtype), bool results in i32 turned back by != 0.
   std::string out = mlir_elem(in.type.dtype);
-  // Float results in f32, bool results in i32 (then != 0), integers as is.
-  std::string work = is_float_elem(out) ? "f32" : out == "i1" ? "i32" : out;
-  Val x = coerce(e, out == "i1" ? a : cast_to(e, a, out), work, shape);
-  Val y = coerce(e, out == "i1" ? b : cast_to(e, b, out), work, shape);
-  return cast_to(e, e.binary(binary_mnemonic(in.op), x, y), out);
+  std::string work = is_float_elem(out) ? "f32" : out == "i1" ? "i32" : "i64";
+  Val x = coerce(e, a, work, shape), y = coerce(e, b, work, shape);
+  return cast_to(e, e.binary(elementwise_binary_mnemonic(in.op), x, y), out);
 }
 
-Val lower_arange(HloEmitter& e, const ir::Instr& in) {
+Val elementwise_arange(HloEmitter& e, const ir::Instr& in) {
   // start + step * i in f64, stored as the reference stores a double.
   const Shape& shape = in.type.shape;
   Val i = e.iota(shape, 0, "f64");
@@ -210,9 +198,9 @@ Val lower_elementwise(HloEmitter& e, const ir::Instr& in, const std::vector<Val>
   uint32_t traits = ops::op_traits(in.op);
   if (in.op == OpKind::k_full)
     return e.constant(in.attrs.scalar, mlir_elem(in.type.dtype), in.type.shape);
-  if (in.op == OpKind::k_arange) return lower_arange(e, in);
-  if (traits & ops::kUnary) return lower_unary(e, in, args[0]);
-  if (traits & ops::kBinary) return lower_binary(e, in, args[0], args[1]);
+  if (in.op == OpKind::k_arange) return elementwise_arange(e, in);
+  if (traits & ops::kUnary) return elementwise_unary(e, in, args[0]);
+  if (traits & ops::kBinary) return elementwise_binary(e, in, args[0], args[1]);
   // where(cond, a, b)
   std::string out = mlir_elem(in.type.dtype);
   Val c = e.broadcast_to(args[0], in.type.shape);

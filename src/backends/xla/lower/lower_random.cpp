@@ -63,7 +63,7 @@ std::vector<Val> philox_blocks(HloEmitter& e, const Val& gen, int64_t blocks) {
   return c;
 }
 
-Val lower_normal(HloEmitter& e, const ir::Instr& in, const Val& gen) {
+Val philox_normal(HloEmitter& e, const ir::Instr& in, const Val& gen) {
   const Shape& shape = in.type.shape;
   int64_t n = numel(shape);
   if (n == 0) return e.constant(0, mlir_elem(in.type.dtype), shape);
@@ -109,7 +109,7 @@ Val lower_random(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& arg
     case OpKind::k_uniform:
       return cast_to(e, philox_uniforms(e, args[0], in.type.shape), out);
     case OpKind::k_normal:
-      return lower_normal(e, in, args[0]);
+      return philox_normal(e, in, args[0]);
     case OpKind::k_dropout: {
       Val u = philox_uniforms(e, args[1], in.type.shape);
       return cast_to(e, dropout_f32(e, cast_to(e, args[0], "f32"), u, in.attrs.scalar), out);

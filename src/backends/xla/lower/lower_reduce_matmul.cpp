@@ -23,7 +23,7 @@ namespace {
 
 // The reduced dims of a rank-`rank` operand (axes past the rank: a rank-0
 // operand's implicit axis, nothing to reduce).
-std::vector<int64_t> reduce_dims_of(const std::vector<int64_t>& axes, size_t rank) {
+std::vector<int64_t> reduction_dims_of(const std::vector<int64_t>& axes, size_t rank) {
   std::vector<int64_t> dims;
   for (size_t d = 0; d < rank; ++d) {
     bool hit = axes.empty();
@@ -33,18 +33,18 @@ std::vector<int64_t> reduce_dims_of(const std::vector<int64_t>& axes, size_t ran
   return dims;
 }
 
-int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& dims) {
+int64_t reduction_count(const Shape& shape, const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= shape[d];
   return n;
 }
 
-Val sum_over(HloEmitter& e, const Val& x, const std::vector<int64_t>& dims) {
+Val reduction_sum(HloEmitter& e, const Val& x, const std::vector<int64_t>& dims) {
   return e.reduce(x, e.constant(0, x.elem), dims, "stablehlo.add");
 }
 
 // init of a max (lowest) or min (highest) reduction in `elem`.
-Val extreme_init(HloEmitter& e, const std::string& elem, bool max) {
+Val reduction_extreme_init(HloEmitter& e, const std::string& elem, bool max) {
   if (is_float_elem(elem)) return e.constant(max ? -INFINITY : INFINITY, elem);
   if (elem == "i32")
     return e.int_constant(max ? uint64_t(int64_t(INT32_MIN)) : uint64_t(INT32_MAX), elem);
@@ -52,9 +52,9 @@ Val extreme_init(HloEmitter& e, const std::string& elem, bool max) {
 }
 
 // argmax of x along its one dim `dim`: a two-operand reduce (value, index).
-Val argmax_along(HloEmitter& e, const Val& x, int64_t dim) {
+Val reduction_argmax_along(HloEmitter& e, const Val& x, int64_t dim) {
   Val idx = e.iota(x.shape, dim, "i64");
-  Val init_v = extreme_init(e, x.elem, true);
+  Val init_v = reduction_extreme_init(e, x.elem, true);
   Val init_i = e.constant(0, "i64");
   Shape out;
   for (size_t d = 0; d < x.shape.size(); ++d)
@@ -95,38 +95,38 @@ Val argmax_along(HloEmitter& e, const Val& x, int64_t dim) {
   return {r + "#1", out, "i64"};
 }
 
-Val lower_argmax(HloEmitter& e, const ir::Instr& in, const Val& x) {
+Val reduction_argmax(HloEmitter& e, const ir::Instr& in, const Val& x) {
   // Compare in f32 (exact for bf16/f16), integers in i64, bool as i32.
   std::string work = is_float_elem(x.elem) ? "f32" : x.elem == "i1" ? "i32" : x.elem;
   Val v = cast_to(e, x, work);
-  std::vector<int64_t> dims = reduce_dims_of(in.attrs.axes, v.shape.size());
+  std::vector<int64_t> dims = reduction_dims_of(in.attrs.axes, v.shape.size());
   if (dims.size() != 1) {  // all axes (or rank 0): over the flattened values
     v = e.reshape(v, {numel(v.shape)});
     dims = {0};
   }
-  return e.reshape(argmax_along(e, v, dims[0]), in.type.shape);
+  return e.reshape(reduction_argmax_along(e, v, dims[0]), in.type.shape);
 }
 
 }  // namespace
 
 Val lower_reduce(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args) {
   const Val& x = args[0];
-  if (in.op == OpKind::k_argmax) return lower_argmax(e, in, x);
+  if (in.op == OpKind::k_argmax) return reduction_argmax(e, in, x);
   std::string out = mlir_elem(in.type.dtype);
-  std::vector<int64_t> dims = reduce_dims_of(in.attrs.axes, x.shape.size());
-  int64_t count = reduced_count(x.shape, dims);
+  std::vector<int64_t> dims = reduction_dims_of(in.attrs.axes, x.shape.size());
+  int64_t count = reduction_count(x.shape, dims);
   Val r;
   switch (in.op) {
     case OpKind::k_sum:
-      r = sum_over(e, cast_to(e, x, is_float_elem(out) ? "f32" : "i64"), dims);
+      r = reduction_sum(e, cast_to(e, x, is_float_elem(out) ? "f32" : "i64"), dims);
       break;
     case OpKind::k_mean:
-      r = sum_over(e, cast_to(e, x, "f32"), dims);
+      r = reduction_sum(e, cast_to(e, x, "f32"), dims);
       r = e.binary("stablehlo.divide", r, e.constant(double(count), "f32", r.shape));
       break;
     case OpKind::k_var: {
       Val xf = cast_to(e, x, "f32");
-      Val mean = sum_over(e, xf, dims);
+      Val mean = reduction_sum(e, xf, dims);
       mean = e.binary("stablehlo.divide", mean, e.constant(double(count), "f32", mean.shape));
       std::vector<int64_t> kept;
       for (size_t d = 0, k = 0; d < x.shape.size(); ++d)
@@ -135,7 +135,7 @@ Val lower_reduce(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& arg
         else
           kept.push_back(static_cast<int64_t>(d));
       Val dev = e.binary("stablehlo.subtract", xf, e.broadcast_in_dim(mean, xf.shape, kept));
-      r = sum_over(e, e.binary("stablehlo.multiply", dev, dev), dims);
+      r = reduction_sum(e, e.binary("stablehlo.multiply", dev, dev), dims);
       double divisor = double(std::max<int64_t>(0, count - in.attrs.index));
       r = e.binary("stablehlo.divide", r, e.constant(divisor, "f32", r.shape));
       break;
@@ -145,7 +145,7 @@ Val lower_reduce(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& arg
       bool max = in.op == OpKind::k_max;
       std::string work = is_float_elem(x.elem) ? "f32" : x.elem == "i1" ? "i32" : x.elem;
       Val v = cast_to(e, x, work);
-      r = e.reduce(v, extreme_init(e, work, max), dims,
+      r = e.reduce(v, reduction_extreme_init(e, work, max), dims,
                    max ? "stablehlo.maximum" : "stablehlo.minimum");
       break;
     }

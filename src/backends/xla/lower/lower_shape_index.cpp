@@ -17,7 +17,7 @@ using ops::OpKind;
 
 namespace {
 
-std::vector<int64_t> iota_list(int64_t n, int64_t skip = -1) {
+std::vector<int64_t> index_iota_list(int64_t n, int64_t skip = -1) {
   std::vector<int64_t> v;
   for (int64_t i = 0; i < n; ++i)
     if (i != skip) v.push_back(i);
@@ -30,7 +30,7 @@ std::string index_work_elem(const std::string& elem) {
 
 // [I..., rank] coordinates: coordinate `axis` from `index` (shape I), the
 // others the element's own position.
-Val full_coordinates(HloEmitter& e, const Val& index, int64_t axis) {
+Val index_full_coordinates(HloEmitter& e, const Val& index, int64_t axis) {
   Shape col = index.shape;
   col.push_back(1);
   std::vector<Val> parts;
@@ -39,10 +39,10 @@ Val full_coordinates(HloEmitter& e, const Val& index, int64_t axis) {
   return e.concatenate(parts, static_cast<int64_t>(index.shape.size()));
 }
 
-std::string gather_text(const Val& x, const Val& idx, const std::vector<int64_t>& offset_dims,
-                        const std::vector<int64_t>& collapsed,
-                        const std::vector<int64_t>& start_map, int64_t index_vector_dim,
-                        const std::vector<int64_t>& slice_sizes, const Shape& out) {
+std::string index_gather_text(const Val& x, const Val& idx, const std::vector<int64_t>& offset_dims,
+                              const std::vector<int64_t>& collapsed,
+                              const std::vector<int64_t>& start_map, int64_t index_vector_dim,
+                              const std::vector<int64_t>& slice_sizes, const Shape& out) {
   return "\"stablehlo.gather\"(" + x.name + ", " + idx.name +
          ") {dimension_numbers = #stablehlo.gather<offset_dims = " + int_list(offset_dims) +
          ", collapsed_slice_dims = " + int_list(collapsed) +
@@ -53,9 +53,9 @@ std::string gather_text(const Val& x, const Val& idx, const std::vector<int64_t>
 }
 
 // scatter-add of `src` into `base` (same element type) at `idx`.
-Val scatter_add_text(HloEmitter& e, const Val& base, const Val& idx, const Val& src,
-                     const std::vector<int64_t>& window, const std::vector<int64_t>& inserted,
-                     const std::vector<int64_t>& to_operand, int64_t index_vector_dim) {
+Val index_scatter_add(HloEmitter& e, const Val& base, const Val& idx, const Val& src,
+                      const std::vector<int64_t>& window, const std::vector<int64_t>& inserted,
+                      const std::vector<int64_t>& to_operand, int64_t index_vector_dim) {
   std::string s = tensor_type({}, base.elem), a = e.fresh(), b = e.fresh(), r = e.fresh();
   std::string region = "({\n    ^bb0(" + a + ": " + s + ", " + b + ": " + s + "):\n      " + r +
                        " = stablehlo.add " + a + ", " + b + " : " + s +
@@ -71,7 +71,7 @@ Val scatter_add_text(HloEmitter& e, const Val& base, const Val& idx, const Val& 
                 base.shape, base.elem);
 }
 
-Val lower_slice(HloEmitter& e, const ir::Instr& in, const Val& x) {
+Val index_lower_slice(HloEmitter& e, const ir::Instr& in, const Val& x) {
   const ops::Attrs& a = in.attrs;
   int64_t size = in.type.shape[a.axis];
   std::vector<int64_t> start(x.shape.size(), 0), limit(x.shape.begin(), x.shape.end()),
@@ -94,7 +94,7 @@ Val lower_shape(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args
     case OpKind::k_expand:
       return e.broadcast_to(x, in.type.shape);
     case OpKind::k_slice:
-      return lower_slice(e, in, x);
+      return index_lower_slice(e, in, x);
     case OpKind::k_concat: {
       std::vector<Val> parts;
       for (const Val& v : args)
@@ -115,38 +115,39 @@ Val lower_index(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args
     case OpKind::k_embedding: {  // rows of weight [V, D] at ids [...]
       const Val& ids = args[1];
       int64_t r = static_cast<int64_t>(ids.shape.size());
-      return e.emit(gather_text(x, ids, {r}, {0}, {0}, r, {1, x.shape[1]}, out), out, x.elem);
+      return e.emit(index_gather_text(x, ids, {r}, {0}, {0}, r, {1, x.shape[1]}, out), out, x.elem);
     }
     case OpKind::k_index_select: {  // x's slices at index [n] along axis
       Val idx = e.reshape(args[1], {args[1].shape[0], 1});
       Shape sizes = x.shape;
       sizes[axis] = 1;
-      return e.emit(gather_text(x, idx, iota_list(rank, axis), {axis}, {axis}, 1, sizes, out), out,
-                    x.elem);
+      return e.emit(
+          index_gather_text(x, idx, index_iota_list(rank, axis), {axis}, {axis}, 1, sizes, out),
+          out, x.elem);
     }
     case OpKind::k_gather: {  // out[i...] = x[i... with i_axis = index[i...]]
-      Val coords = full_coordinates(e, args[1], axis);
-      std::vector<int64_t> all = iota_list(rank), ones(rank, 1);
-      return e.emit(gather_text(x, coords, {}, all, all, rank, ones, out), out, x.elem);
+      Val coords = index_full_coordinates(e, args[1], axis);
+      std::vector<int64_t> all = index_iota_list(rank), ones(rank, 1);
+      return e.emit(index_gather_text(x, coords, {}, all, all, rank, ones, out), out, x.elem);
     }
     case OpKind::k_scatter_add: {
       std::string work = index_work_elem(x.elem);
-      Val coords = full_coordinates(e, args[1], axis);
-      std::vector<int64_t> all = iota_list(rank);
-      Val r = scatter_add_text(e, cast_to(e, x, work), coords, cast_to(e, args[2], work), {}, all,
-                               all, rank);
+      Val coords = index_full_coordinates(e, args[1], axis);
+      std::vector<int64_t> all = index_iota_list(rank);
+      Val r = index_scatter_add(e, cast_to(e, x, work), coords, cast_to(e, args[2], work), {}, all,
+                                all, rank);
       return cast_to(e, r, x.elem);
     }
     case OpKind::k_index_add: {  // base[.., index[k], ..] += src[.., k, ..] along axis
       std::string work = index_work_elem(x.elem);
       Val idx = e.reshape(cast_to(e, args[1], "i64"), {args[1].shape[0], 1});
-      Val r = scatter_add_text(e, cast_to(e, x, work), idx, cast_to(e, args[2], work),
-                               iota_list(rank, axis), {axis}, {axis}, 1);
+      Val r = index_scatter_add(e, cast_to(e, x, work), idx, cast_to(e, args[2], work),
+                                index_iota_list(rank, axis), {axis}, {axis}, 1);
       return cast_to(e, r, x.elem);
     }
     case OpKind::k_one_hot: {  // out[..., c] = (index[...] == c)
       Val idx = cast_to(e, x, "i64");
-      Val wide = e.broadcast_in_dim(idx, out, iota_list(rank));
+      Val wide = e.broadcast_in_dim(idx, out, index_iota_list(rank));
       Val classes = e.iota(out, rank, "i64");
       return cast_to(e, e.compare("EQ", wide, classes), "i64");
     }
