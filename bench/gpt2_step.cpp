@@ -10,6 +10,14 @@
 //   bench_gpt2_step --n_layer 4 --n_embd 256 --n_head 4 --block_size 128
 //                   --batch_size 8 --threads 2                        (the demo model)
 //
+// Columns on XLA (issue 21): "loom lazy:xla" (--xla 1, when a PJRT plugin is
+// installed: docs/backends.md) and "jax jit", the same step as one jax.jit
+// program on JAX's XLA CPU (bench/gpt2_step_jax_peer.py, --jax 1; its
+// interpreter is $LOOM_PEER_PYTHON, default python3). For both the compile
+// time is printed apart (loom: CompileTime, with XlaCompileTime inside it;
+// JAX: lower().compile()), and the lazy:xla column's note gives the device
+// bytes loom holds (Buffer::live_bytes, PJRT buffers) at the first and last
+// timed step: equal when donation keeps device memory flat.
 // Other flags: --dropout (0.1, GPT-2's), --loom_eager 0 / --peer 0 / --compile 0
 // skip a column; --bf16 1 runs loom under AutocastGuard (bf16) and the peer
 // under torch.autocast("cpu", dtype=torch.bfloat16), both with f32 master
@@ -47,6 +55,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
+#include "core/buffer.h"
 #include "loom/autocast.h"
 #include "loom/gpt2.h"
 #include "loom/lazy.h"
@@ -64,9 +74,9 @@ using bench::Result;
 
 Options defaults() {
   Options o;
-  o.ints = {{"n_layer", 2}, {"n_embd", 128}, {"n_head", 4},  {"block_size", 64}, {"batch_size", 4},
-            {"threads", 2}, {"steps", 5},    {"warmup", 2},  {"loom_eager", 1},  {"peer", 1},
-            {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}};
+  o.ints = {{"n_layer", 2}, {"n_embd", 128}, {"n_head", 4},   {"block_size", 64}, {"batch_size", 4},
+            {"threads", 2}, {"steps", 5},    {"warmup", 2},   {"loom_eager", 1},  {"peer", 1},
+            {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}, {"xla", 1},         {"jax", 1}};
   o.ints["gradient_checkpointing"] = 0;
   o.ints["split_optimizer"] = 0;
   return o;
@@ -102,7 +112,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>((i * 7919 + 13) % 50257);
   loom::Tensor input = loom::tensor_i64(ids, {b, t}).to(dev);
   bench::StepTimer timer;
-  std::vector<double> trace;
+  std::vector<double> trace, device_bytes;
   Result r;
   r.name = name;
   for (int s = 0; s < o.get("warmup") + o.get("steps"); ++s) {
@@ -130,9 +140,18 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     if (s < o.get("warmup")) continue;
     timer.record(ms);
     trace.push_back(traced);
+    device_bytes.push_back(static_cast<double>(loom::Buffer::live_bytes()));
   }
   timer.finish(r);
-  if (dev.is_lazy()) {
+  if (dev.backend == "xla") {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf),
+                  "device bytes held: %.1f MB at the first timed step, %.1f MB at the last (%zu "
+                  "steps); XLA-planned peak %.1f MB",
+                  device_bytes.front() / 1048576.0, device_bytes.back() / 1048576.0,
+                  device_bytes.size(), loom::metrics::max_planned_peak_bytes() / 1048576.0);
+    r.note = buf;
+  } else if (dev.is_lazy()) {
     char buf[320];
     std::snprintf(buf, sizeof(buf),
                   "trace+launch %.1f ms of the step (median); planned peak %.1f MB (largest "
@@ -156,6 +175,38 @@ std::optional<Result> run_peer(const Options& o, const std::string& mode) {
   return bench::run_peer("gpt2_step_peer.py", args, o.get("threads"), name);
 }
 
+// The lazy:xla column and the JAX peer (after loom lazy in the table).
+void add_xla_columns(const Options& o, std::vector<Result>& rs) {
+  if (o.get("xla")) {
+    std::string why = loom::backends::xla_backend().unavailable_reason();
+    if (!why.empty()) {
+      std::printf("loom lazy:xla skipped: %s\n", why.c_str());
+    } else {
+      loom::metrics::reset();
+      rs.push_back(run_loom(o, loom::Device("lazy:xla"), "loom lazy:xla"));
+      std::printf(
+          "loom lazy:xla compile: CompileTime %.1f ms (XlaCompileTime %.1f ms, XlaCompile %lld, "
+          "UncachedCompile %lld, CachedCompile %lld)\n",
+          loom::metrics::timer_total_ns("CompileTime") / 1e6,
+          loom::metrics::timer_total_ns("XlaCompileTime") / 1e6,
+          static_cast<long long>(loom::metrics::counter("XlaCompile")),
+          static_cast<long long>(loom::metrics::counter("UncachedCompile")),
+          static_cast<long long>(loom::metrics::counter("CachedCompile")));
+    }
+  }
+  if (o.get("jax")) {
+    std::string args;
+    for (const char* k :
+         {"n_layer", "n_embd", "n_head", "block_size", "batch_size", "threads", "steps", "warmup"})
+      args += std::string(" --") + k + " " + std::to_string(o.get(k));
+    args += " --dropout " + std::to_string(o.dropout);
+    const char* py = std::getenv("LOOM_PEER_PYTHON");
+    auto jax = bench::run_peer("gpt2_step_jax_peer.py", args, o.get("threads"), "jax jit",
+                               py && *py ? py : "python3");
+    if (jax) rs.push_back(*jax);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,5 +226,6 @@ int main(int argc, char** argv) {
   return bench::run_comparison(
       o, [&](const loom::Device& dev, const std::string& name) { return run_loom(o, dev, name); },
       [&](const char* mode) { return run_peer(o, mode); },
-      double(o.get("batch_size")) * o.get("block_size"), "tokens/s");
+      double(o.get("batch_size")) * o.get("block_size"), "tokens/s",
+      [&](std::vector<Result>& rs) { add_xla_columns(o, rs); });
 }

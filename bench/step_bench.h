@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -171,14 +172,15 @@ inline std::string omp_wait_line() {
 /// echoes its lines and returns its result named `name`, or nullopt (with a
 /// message) when it fails or torch is missing.
 inline std::optional<Result> run_peer(const std::string& script, const std::string& args,
-                                      int threads, const std::string& name) {
+                                      int threads, const std::string& name,
+                                      const std::string& python = "python3") {
   const std::string n = std::to_string(threads);
   std::string cmd =
       "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u GOMP_SPINCOUNT -u LOOM_OMP_ENV_APPLIED "
       "OMP_WAIT_POLICY=PASSIVE "
       "OMP_NUM_THREADS=" +
-      n + " MKL_NUM_THREADS=" + n + " python3 '" + repo_root() + "/bench/" + script + "' " + args +
-      " 2>&1";
+      n + " MKL_NUM_THREADS=" + n + " " + python + " '" + repo_root() + "/bench/" + script + "' " +
+      args + " 2>&1";
   std::fflush(stdout);
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return std::nullopt;
@@ -211,7 +213,9 @@ inline std::optional<Result> run_peer(const std::string& script, const std::stri
   r.rss_mb = j["peak_rss_mb"];
   r.loss_first = j["loss_first"];
   r.loss_last = j["loss_last"];
-  r.note = "torch " + j["torch"].get<std::string>() + ", " + j.value("note", std::string());
+  // A peer names its library ("jax 0.10"); the PyTorch peers give "torch".
+  std::string library = j.value("library", "torch " + j.value("torch", std::string("?")));
+  r.note = library + ", " + j.value("note", std::string());
   return r;
 }
 
@@ -232,9 +236,12 @@ inline void print_table(const std::vector<Result>& rs, double items_per_step, co
 /// lazy through `run_loom(device, name)`, lazy's compile metrics, the peer's
 /// eager (with --peer) and torch.compile (with --compile) through
 /// `run_peer(mode)`, then the table and the lazy-vs-peer ratios.
+/// `extra` (optional) appends more columns after the lazy one (gpt2_step:
+/// lazy:xla and the JAX peer).
 template <typename RunLoom, typename RunPeer>
 int run_comparison(const Options& o, RunLoom run_loom, RunPeer run_peer, double items_per_step,
-                   const char* unit) {
+                   const char* unit,
+                   const std::function<void(std::vector<Result>&)>& extra = nullptr) {
   std::string suffix = o.get("bf16") ? " bf16" : "";
   std::vector<Result> rs;
   if (o.get("loom_eager")) rs.push_back(run_loom(loom::Device("cpu"), "loom cpu (eager)" + suffix));
@@ -249,6 +256,7 @@ int run_comparison(const Options& o, RunLoom run_loom, RunPeer run_peer, double 
       static_cast<long long>(loom::metrics::counter("CachedCompile")),
       loom::metrics::timer_total_ns("ExecuteTime") / 1e6,
       static_cast<long long>(loom::metrics::timer_count("ExecuteTime")));
+  if (extra) extra(rs);
   std::optional<Result> torch_eager, torch_compile;
   if (o.get("peer")) torch_eager = run_peer("eager");
   if (torch_eager && o.get("compile")) torch_compile = run_peer("compile");

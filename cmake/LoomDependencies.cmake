@@ -75,3 +75,30 @@ macro(loom_find_mpi mode)
   endif()
   find_program(LOOM_MPIEXEC NAMES mpirun mpiexec)
 endmacro()
+
+# loom_find_pjrt(): the PJRT C API header (pjrt_c_api.h) for the xla backend
+# (src/backends/xla/). It ships in the `xla-cpu-pjrt` wheel, which
+# scripts/setup.sh pip-installs into the project's virtual environment
+# (.venv/, never into the repository); LOOM_PJRT_INCLUDE_DIR (cache variable
+# or environment) names another folder holding it. Sets LOOM_WITH_PJRT to 1
+# or 0. Without it loom still builds: the xla backend reports itself
+# unavailable (its unavailable_reason()), and its tests skip (fail under CI).
+macro(loom_find_pjrt)
+  set(LOOM_WITH_PJRT 0)
+  if(LOOM_PJRT_INCLUDE_DIR AND NOT EXISTS "${LOOM_PJRT_INCLUDE_DIR}/pjrt_c_api.h")
+    unset(LOOM_PJRT_INCLUDE_DIR CACHE)  # the venv went away: look again
+  endif()
+  set(loom_pjrt_hints "$ENV{LOOM_PJRT_INCLUDE_DIR}")
+  file(GLOB loom_pjrt_venv_dirs
+       "${PROJECT_SOURCE_DIR}/.venv/lib/python3*/site-packages/xla_plugins/xla_cpu_pjrt/include")
+  list(APPEND loom_pjrt_hints ${loom_pjrt_venv_dirs})
+  find_path(LOOM_PJRT_INCLUDE_DIR pjrt_c_api.h HINTS ${loom_pjrt_hints} NO_DEFAULT_PATH
+            DOC "Folder with the PJRT C API header pjrt_c_api.h (the xla backend)")
+  if(LOOM_PJRT_INCLUDE_DIR)
+    set(LOOM_WITH_PJRT 1)
+    message(STATUS "loom: PJRT C API header: ${LOOM_PJRT_INCLUDE_DIR}/pjrt_c_api.h")
+  else()
+    message(STATUS "loom: pjrt_c_api.h not found: the xla backend is unavailable in this build "
+                   "(scripts/setup.sh pip-installs xla-cpu-pjrt into .venv/, then reconfigure)")
+  endif()
+endmacro()

@@ -2,8 +2,13 @@
 # scripts/setup.sh: installs every system package loom needs to build and test,
 # from Debian's archive (written for bookworm). Idempotent: when everything is
 # already installed it runs no apt-get at all. Works as root, or through sudo.
+# Then the one Python package the build uses: the XLA CPU PJRT plugin
+# (PyPI `xla-cpu-pjrt`: xla_cpu_pjrt.so and the pjrt_c_api.h header CMake
+# looks for), pip-installed into the project's own virtual environment
+# .venv/ at the repository root (gitignored; never the system Python).
 # Python packages for regenerating fixtures and for benchmark peers (torch,
-# transformers, ...) are NOT installed here: see scripts/setup_peers.sh.
+# transformers, jax, ...) are NOT installed here: see scripts/setup_peers.sh.
+# LOOM_SKIP_XLA_PLUGIN=1 skips the plugin (the xla backend is then unavailable).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -28,6 +33,7 @@ packages=(
                                                     #   (--ddp_backend mpi) and mpirun for its tests
   iproute2                                          # ip netns / veth: tests/distributed/two_hosts.sh
   python3 python3-pip                               # tools/ scripts and the check_layers CTest
+  python3-venv                                      # .venv/ for the xla-cpu-pjrt plugin (below)
   librsvg2-bin                                      # rsvg-convert: training_curves.png next to the
                                                     #   .svg (optional: without it, only the SVG)
   clang libclang-rt-dev                             # fuzz/: clang++ and its libFuzzer runtime
@@ -46,8 +52,29 @@ for pkg in "${packages[@]}"; do
   is_installed "$pkg" || missing+=("$pkg")
 done
 
+# install_xla_plugin: pip-installs xla-cpu-pjrt into .venv/ unless its plugin
+# and header are already there. The version is pinned (the plugin's PJRT C API
+# is 0.81; src/backends/xla/pjrt_plugin.cpp checks the major version).
+install_xla_plugin() {
+  [[ "${LOOM_SKIP_XLA_PLUGIN:-0}" == "1" ]] && { log "setup: LOOM_SKIP_XLA_PLUGIN=1: no xla plugin"; return 0; }
+  local venv="$LOOM_ROOT/.venv"
+  local found
+  found="$(ls "$venv"/lib/python3*/site-packages/xla_plugins/xla_cpu_pjrt/include/pjrt_c_api.h 2>/dev/null || true)"
+  if [[ -n "$found" ]]; then
+    log "setup: xla-cpu-pjrt already in .venv"
+    return 0
+  fi
+  log "setup: pip-installing xla-cpu-pjrt==0.0.1 into $venv (the xla backend's CPU plugin)"
+  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "xla-cpu-pjrt==0.0.1"
+  ls "$venv"/lib/python3*/site-packages/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so >/dev/null ||
+    die "setup: xla-cpu-pjrt installed no xla_cpu_pjrt.so into $venv"
+  log "setup: xla-cpu-pjrt installed"
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
   log "setup: all ${#packages[@]} system packages already installed"
+  install_xla_plugin
   exit 0
 fi
 
@@ -72,4 +99,5 @@ for pkg in "${missing[@]}"; do
   is_installed "$pkg" || still_missing+=("$pkg")
 done
 [[ ${#still_missing[@]} -eq 0 ]] || die "setup: still missing after apt-get: ${still_missing[*]}"
+install_xla_plugin
 log "setup: done"

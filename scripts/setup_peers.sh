@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/setup_peers.sh: pip-installs the Python reference libraries used to
 # regenerate test fixtures (tools/) and as benchmark peers (bench/): torch,
-# transformers, tokenizers, safetensors, numpy, and peft (the LoRA fixtures:
-# tools/make_lora_fixtures.py, tools/check_lora_roundtrip.py). Large (torch alone is
+# transformers, tokenizers, safetensors, numpy, peft (the LoRA fixtures:
+# tools/make_lora_fixtures.py, tools/check_lora_roundtrip.py), and jax (CPU:
+# bench/gpt2_step_jax_peer.py, the jax.jit peer of loom's lazy:xla column). Large (torch alone is
 # gigabytes) and never needed to build or test: scripts/test.sh does not run
 # this. Idempotent: does nothing when all of them already import.
 #
@@ -14,7 +15,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 python="${PYTHON:-python3}"
-modules=(torch transformers tokenizers safetensors numpy peft)
+modules=(torch transformers tokenizers safetensors numpy peft jax)
 import_all="import $(IFS=,; echo "${modules[*]}")"
 
 if "$python" -c "$import_all" 2>/dev/null; then

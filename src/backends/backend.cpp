@@ -44,6 +44,12 @@ BufferPtr Backend::allocate(size_t nbytes) const {
   return std::make_shared<Buffer>(nbytes, allocator(), host_visible());
 }
 
+BufferPtr Backend::upload(const void* host, const ops::TensorType& type, int device) const {
+  BufferPtr b = allocate(type.nbytes());
+  copy_to_device(host, *b, type.nbytes());
+  return b;
+}
+
 void Backend::copy_to_device(const void* host, Buffer& dst, size_t nbytes) const {
   LOOM_CHECK(nbytes <= dst.nbytes(), "[", name(), "] copy of ", nbytes, " bytes into a ",
              dst.nbytes(), "-byte buffer");

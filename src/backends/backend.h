@@ -75,6 +75,13 @@ struct Capabilities {
   /// autocast to bf16 is faster than f32 (else they are emulated or go
   /// through f32, and autocast only adds casts).
   bool native_bf16 = false;
+  /// The backend's own compiler fuses and assigns buffers (xla: XLA does):
+  /// loom's fusion and memory plan are not run for it (the program it gets
+  /// is unfused: fuse_elementwise must be false), the generic passes and
+  /// the decompositions `ops` asks for still are, and donation becomes the
+  /// backend's input/output aliasing. Its compile() returns an Executable
+  /// subclass made with Executable's SelfPlanned constructor.
+  bool plans_itself = false;
   bool supports(ops::OpKind op) const { return ops.test(static_cast<size_t>(op)); }
 };
 
@@ -102,6 +109,12 @@ class Backend {
   virtual std::string unavailable_reason() const { return {}; }
   /// A buffer of `nbytes` in this backend's memory (contents unspecified).
   BufferPtr allocate(size_t nbytes) const;
+  /// A new buffer on device `device` (lazy:<name>:<device>) holding the
+  /// `type.nbytes()` host bytes at `host` (row-major). The one way tensors
+  /// enter device memory (lazy/dispatch.cpp): a backend whose buffers carry
+  /// their shape and dtype (xla: PJRT buffers) creates them here. The
+  /// default allocates and calls copy_to_device.
+  virtual BufferPtr upload(const void* host, const ops::TensorType& type, int device) const;
   /// Copies `nbytes` from host memory into `dst` (this backend's), and back.
   /// Both are enqueued on stream() and waited for; counted in the metrics
   /// (TransferToDeviceBytes, TransferFromDeviceBytes).
@@ -148,6 +161,9 @@ const Backend& cpu_backend();
 /// The simulated device (backends/sim/): cpu kernels on memory host code
 /// cannot touch, run on its own stream thread.
 const Backend& sim_backend();
+/// XLA through a PJRT plugin (backends/xla/): StableHLO compiled by the
+/// plugin, memory in PJRT buffers; unavailable_reason() when no plugin.
+const Backend& xla_backend();
 
 /// The registered backend called `name` (registry.cpp); throws loom::Error
 /// "[backend] unknown backend 'x' (expected cpu, reference, sim)".

@@ -102,7 +102,24 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
   plan_collective_waits();
 }
 
+Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program,
+                       SelfPlanned)
+    : backend_(backend), program_(std::move(program)) {}
+
 Executable::~Executable() = default;
+
+MemoryReport Executable::memory_report() const {
+  auto i64 = [](size_t v) { return static_cast<int64_t>(v); };
+  const compiler::memory::MemoryPlan& m = plan_;
+  return {{{"planned_peak_bytes", i64(m.planned_peak_bytes())},
+           {"arena_bytes", i64(m.arena_bytes)},
+           {"output_bytes", i64(m.output_bytes)},
+           {"donated_bytes", i64(m.donated_bytes)},
+           {"in_place", i64(m.in_place.size())},
+           {"steps", i64(program_->steps.size())}},
+          "planned peak " + std::to_string(m.planned_peak_bytes()) + " bytes (" + m.summary() +
+              ")"};
+}
 
 void Executable::plan_collective_waits() {
   const std::vector<compiler::Step>& steps = program_->steps;

@@ -23,6 +23,12 @@
 //
 //   auto exe = backend.compile(program);       // plans memory once
 //   auto outs = exe->run(inputs, donatable);   // every step
+//
+// A backend whose own compiler fuses and assigns buffers (Capabilities::
+// plans_itself: xla) subclasses Executable with the SelfPlanned constructor:
+// no memory plan is made, and the subclass's run() executes the program its
+// way (backends/xla/xla_executable.h); memory_report() then says what that
+// compiler planned.
 #pragma once
 
 #include <memory>
@@ -38,6 +44,13 @@ class Work;  // loom/dist.h
 }
 
 namespace loom::backends {
+
+/// What an executable reports about its memory (lazy_metrics.json
+/// "executables", LOOM_DEBUG=1): named byte counts and one summary line.
+struct MemoryReport {
+  std::vector<std::pair<std::string, int64_t>> values;
+  std::string summary;
+};
 
 class Executable {
  public:
@@ -57,7 +70,12 @@ class Executable {
   /// fresh buffer. Launches go to the backend's stream and are waited for
   /// before returning. Throws what the kernels throw (loom::Error for bad
   /// index values, unsupported ops or dtypes).
-  std::vector<BufferPtr> run(std::vector<BufferPtr> inputs, const std::vector<bool>& donatable);
+  virtual std::vector<BufferPtr> run(std::vector<BufferPtr> inputs,
+                                     const std::vector<bool>& donatable);
+
+  /// The memory plan's numbers (planned_peak_bytes, arena_bytes, ...), or
+  /// what a self-planning backend's compiler reports.
+  virtual MemoryReport memory_report() const;
 
   /// Bytes of arena this executable's plan needs (the backend's shared
   /// arena is grown to it on its first run).
@@ -70,6 +88,13 @@ class Executable {
   const std::vector<std::vector<int>>& collective_waits() const { return wait_before_; }
 
  protected:
+  /// For a backend that plans for itself (Capabilities::plans_itself): no
+  /// memory plan (plan() is empty), no collective schedule; the subclass
+  /// overrides run() and memory_report().
+  struct SelfPlanned {};
+  Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program,
+             SelfPlanned);
+
   /// Runs step `s` on the stream with the resolved buffer addresses
   /// (`ptr[v]` for every value the step touches). The default enqueues
   /// one launch per step.

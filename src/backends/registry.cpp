@@ -17,6 +17,7 @@ constexpr Entry kBackends[] = {
     {"cpu", cpu_backend},
     {"reference", reference_backend},
     {"sim", sim_backend},
+    {"xla", xla_backend},
 };
 
 }  // namespace

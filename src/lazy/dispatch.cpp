@@ -31,17 +31,16 @@ const Device& common_device(ops::OpKind op, const std::vector<Tensor>& inputs,
 
 void check_device(const Device& device) {
   const backends::Backend& b = backends::backend_by_name(device.backend);
+  std::string why_not = b.unavailable_reason();
+  LOOM_CHECK(why_not.empty(), "[device] ", device.str(), ": ", why_not);
   LOOM_CHECK(device.index >= 0 && device.index < b.device_count(), "[device] ", device.str(),
              ": backend ", b.name(), " has ", b.device_count(), " device(s)");
 }
 
 Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& device) {
   const backends::Backend& backend = backends::backend_by_name(device.backend);
-  if (!backend.host_visible() && data->host_visible()) {
-    BufferPtr dev = backend.allocate(type.nbytes());
-    backend.copy_to_device(data->data(), *dev, type.nbytes());
-    data = std::move(dev);
-  }
+  if (!backend.host_visible() && data->host_visible())
+    data = backend.upload(data->data(), type, device.index);
   auto impl = std::make_shared<TensorImpl>();
   impl->type = type;
   impl->device = device;

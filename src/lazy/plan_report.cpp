@@ -11,20 +11,14 @@
 namespace loom::lazy {
 
 void report_plan(const backends::Executable& exe, const Hash128& key) {
-  const compiler::memory::MemoryPlan& m = exe.plan();
-  auto i64 = [](size_t v) { return static_cast<int64_t>(v); };
-  metrics::record_executable(key.hex(), {{"planned_peak_bytes", i64(m.planned_peak_bytes())},
-                                         {"arena_bytes", i64(m.arena_bytes)},
-                                         {"output_bytes", i64(m.output_bytes)},
-                                         {"donated_bytes", i64(m.donated_bytes)},
-                                         {"in_place", i64(m.in_place.size())},
-                                         {"steps", i64(exe.program().steps.size())}});
+  backends::MemoryReport report = exe.memory_report();
+  metrics::record_executable(key.hex(), report.values);
   const char* debug = std::getenv("LOOM_DEBUG");
   if (debug && (std::string(debug) == "1" || std::string(debug) == "2"))
     std::cerr << "[loom] executable " << key.hex().substr(0, 12) << " on " << exe.backend().name()
-              << ": " << exe.program().steps.size() << " steps, planned peak "
-              << m.planned_peak_bytes() << " bytes (" << m.summary() << ")\n";
-  if (debug && std::string(debug) == "2") {  // every output without a donor
+              << ": " << exe.program().steps.size() << " steps, " << report.summary << "\n";
+  const compiler::memory::MemoryPlan& m = exe.plan();
+  if (debug && std::string(debug) == "2" && !m.placement.empty()) {  // every output without a donor
     const ir::Graph& g = exe.program().graph;
     for (int v = 0; v < g.num_values(); ++v)
       if (m.placement[v] == compiler::memory::Placement::output && m.donor[v] < 0)

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "backends/xla/plugin_discovery.h"
 #include "commands.h"
 #include "loom/error.h"
 #include "loom/generation.h"
@@ -29,6 +30,7 @@ namespace {
 
 struct GenerateArgs {
   std::string model_name_or_path, tokenizer_name, prompt, device = "lazy", revision = "main";
+  std::string xla_plugin;  // --xla_plugin: the PJRT plugin for lazy:xla
   int64_t max_new_tokens = 20, top_k = 50, seed = 42;
   double temperature = 1.0, top_p = 1.0, repetition_penalty = 1.0;
   bool do_sample = false, use_cache = true, skip_special_tokens = false;
@@ -93,6 +95,7 @@ void run_generate(const GenerateArgs& a) {
   gc.repetition_penalty = a.repetition_penalty;
   gc.use_cache = a.use_cache;
   gc.validate();  // before loading anything
+  if (!a.xla_plugin.empty()) backends::xla::set_pjrt_plugin_path(a.xla_plugin);
   Device device(a.device);
   lazy::check_device(device);
   // A hub id: its snapshot in the local Hugging Face cache (loom/hub.h).
@@ -156,6 +159,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--device", args->device,
                   "lazy (default), lazy:<backend>[:<index>], or cpu (eager)")
       ->capture_default_str();
+  cmd->add_option("--xla_plugin", args->xla_plugin,
+                  "PJRT plugin .so for --device lazy:xla (default: PJRT_DEVICE's pip wheel)");
   cmd->add_flag("!--no_cache", args->use_cache,
                 "Recompute the whole sequence each step instead of the static KV cache");
   cmd->allow_extras();

@@ -1,7 +1,8 @@
 // `loom info`: prints the version and how this binary was built, so a bug
-// report or a benchmark result can say exactly what ran. Reads only
-// compile-time facts, the OpenMP runtime and its environment; touches no
-// files.
+// report or a benchmark result can say exactly what ran. Reads
+// compile-time facts, the OpenMP runtime and its environment, and loads the
+// xla backend's PJRT plugin (found as docs/backends.md says) to list its
+// API version, platform and devices; writes no files.
 #include <omp.h>
 
 #include <cstdlib>
@@ -11,6 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "backends/xla/plugin_discovery.h"
+#include "backends/xla/xla_runtime.h"
 #include "commands.h"
 #include "loom/omp_env.h"
 
@@ -43,7 +46,27 @@ std::string openmp_wait() {
   return s + (std::getenv(kOmpEnvAppliedVar) ? " (loom's default)" : " (set by the user)");
 }
 
+// ", lazy:xla:0..3" when the xla backend runs here.
+std::string xla_devices() {
+  backends::xla::XlaInfo x = backends::xla::xla_info();
+  if (x.device_count == 0) return "";
+  if (x.device_count == 1) return ", lazy:xla:0";
+  return ", lazy:xla:0.." + std::to_string(x.device_count - 1);
+}
+
+// "PJRT plugin <path>, C API 0.81 (loom built for 0.81), platform cpu (<version>),
+// 4 device(s)", or "unavailable: <why>".
+std::string xla_line() {
+  std::string why = backends::xla::unavailable_xla_reason(/*load=*/true);
+  if (!why.empty()) return "unavailable: " + why;
+  backends::xla::XlaInfo x = backends::xla::xla_info();
+  return "PJRT plugin " + x.plugin_path + ", C API " + x.api_version + " (loom built for " +
+         x.header_version + "), platform " + x.platform_name + " (" + x.platform_version + "), " +
+         std::to_string(x.device_count) + " device(s)";
+}
+
 void print_info() {
+  const std::string xla = xla_line(), xla_devs = xla_devices();  // loads the plugin first
   std::cout << "loom " << LOOM_VERSION << "\n"
 #if defined(__clang__)
             << "compiler: clang " << __clang_version__ << "\n"
@@ -61,14 +84,21 @@ void print_info() {
             << "openmp threads: " << omp_get_max_threads() << "\n"
             << "openmp wait: " << openmp_wait() << "\n"
             << "hardware threads: " << std::thread::hardware_concurrency() << "\n"
-            << "devices: cpu\n";
+            << "devices: cpu, lazy:cpu" << xla_devs << "\n"
+            << "xla: " << xla << "\n";
 }
 
 }  // namespace
 
 void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Print the version and build configuration");
-  cmd->callback(print_info);
+  static std::string plugin;  // CLI11 writes it while parsing
+  cmd->add_option("--xla_plugin", plugin,
+                  "PJRT plugin .so for lazy:xla (default: PJRT_DEVICE's pip wheel)");
+  cmd->callback([] {
+    if (!plugin.empty()) backends::xla::set_pjrt_plugin_path(plugin);
+    print_info();
+  });
 }
 
 }  // namespace loom::cli

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <variant>
 
+#include "backends/xla/plugin_discovery.h"
 #include "core/parse_number.h"
 #include "loom/error.h"
 #include "loom/model_registry.h"
@@ -89,6 +90,9 @@ const std::vector<JobField>& job_table() {
       {{"merge_lora", "bool",
         "With --use_lora: save merged full weights (W + B A alpha / r) to output_dir."},
        &JobArgs::merge_lora},
+      {{"xla_plugin", "string",
+        "PJRT plugin .so for --device lazy:xla (default: PJRT_DEVICE's pip wheel)."},
+       &JobArgs::xla_plugin},
   };
   return table;
 }
@@ -272,6 +276,8 @@ JobCommand parse_job_command(const FlagSet& flags, const CLI::App& app,
       fail("[", command, "] ", e.what());
     }
   }
+  // Before anything names a device: the xla backend loads its plugin on first use.
+  if (!cmd.job.xla_plugin.empty()) backends::xla::set_pjrt_plugin_path(cmd.job.xla_plugin);
   return cmd;
 }
 

@@ -82,6 +82,9 @@ struct JobArgs {
   /// weights in float32, so "auto" and "float32" are accepted (a bf16/f16
   /// checkpoint converts to f32); "bfloat16"/"float16" are refused, naming --bf16.
   std::string torch_dtype = "auto";
+  /// The PJRT plugin .so for --device lazy:xla (empty: found from
+  /// PJRT_DEVICE / LOOM_PJRT_PLUGIN and the pip wheels, docs/backends.md).
+  std::string xla_plugin;
   /// A JSON file of flag names to values (all of these and the
   /// TrainingArguments fields); the command line overrides it.
   std::string config;

@@ -1,0 +1,206 @@
+// PjrtClient (pjrt_client.h): PJRT_Client_Create, the addressable devices,
+// BufferFromHostBuffer / ToHostBuffer, Compile and DeserializeAndLoad.
+#include "backends/xla/pjrt_client.h"
+
+#include "backends/xla/pjrt_c.h"
+#include "loom/error.h"
+
+namespace loom::backends::xla {
+namespace {
+
+PJRT_Buffer_Type pjrt_element_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return PJRT_Buffer_Type_F32;
+    case DType::bf16:
+      return PJRT_Buffer_Type_BF16;
+    case DType::f16:
+      return PJRT_Buffer_Type_F16;
+    case DType::i32:
+      return PJRT_Buffer_Type_S32;
+    case DType::i64:
+      return PJRT_Buffer_Type_S64;
+    case DType::boolean:
+      return PJRT_Buffer_Type_PRED;  // one byte per element, as loom's bool
+  }
+  fail("[xla] no PJRT element type for dtype ", dtype_name(dtype));
+}
+
+DType dtype_of_pjrt(PJRT_Buffer_Type type) {
+  switch (type) {
+    case PJRT_Buffer_Type_F32:
+      return DType::f32;
+    case PJRT_Buffer_Type_BF16:
+      return DType::bf16;
+    case PJRT_Buffer_Type_F16:
+      return DType::f16;
+    case PJRT_Buffer_Type_S32:
+      return DType::i32;
+    case PJRT_Buffer_Type_S64:
+      return DType::i64;
+    case PJRT_Buffer_Type_PRED:
+      return DType::boolean;
+    default:
+      break;
+  }
+  fail("[xla] the program returns PJRT element type ", static_cast<int>(type),
+       ", which loom has no dtype for (f32, bf16, f16, s32, s64, pred)");
+}
+
+}  // namespace
+
+std::string pjrt_compile_options() {
+  // xla.CompileOptionsProto (xla/pjrt/proto/compile_options.proto) in protobuf wire format
+  // (tag byte = field << 3 | wire type):
+  //   1a 04        executable_build_options (3), 4 bytes: ExecutableBuildOptionsProto {
+  //     20 01        num_replicas (4) = 1
+  //     28 01 }      num_partitions (5) = 1
+  //   20 01        compile_portable_executable (4) = true: runs on any addressable device
+  //                (PJRT_LoadedExecutable_Execute's execute_device), so one executable
+  //                serves every lazy:xla:<index>.
+  return std::string("\x1a\x04\x20\x01\x28\x01\x20\x01", 8);
+}
+
+PjrtClient::PjrtClient(std::shared_ptr<const PjrtPlugin> plugin) : plugin_(std::move(plugin)) {
+  const PJRT_Api* api = plugin_->api();
+  PJRT_Client_Create_Args c{};
+  c.struct_size = PJRT_Client_Create_Args_STRUCT_SIZE;
+  plugin_->check(api->PJRT_Client_Create(&c), "PJRT_Client_Create");
+  client_ = c.client;
+
+  PJRT_Client_PlatformName_Args n{};
+  n.struct_size = PJRT_Client_PlatformName_Args_STRUCT_SIZE;
+  n.client = client_;
+  plugin_->check(api->PJRT_Client_PlatformName(&n), "PJRT_Client_PlatformName");
+  platform_name_.assign(n.platform_name, n.platform_name_size);
+  PJRT_Client_PlatformVersion_Args v{};
+  v.struct_size = PJRT_Client_PlatformVersion_Args_STRUCT_SIZE;
+  v.client = client_;
+  plugin_->check(api->PJRT_Client_PlatformVersion(&v), "PJRT_Client_PlatformVersion");
+  platform_version_.assign(v.platform_version, v.platform_version_size);
+
+  PJRT_Client_AddressableDevices_Args d{};
+  d.struct_size = PJRT_Client_AddressableDevices_Args_STRUCT_SIZE;
+  d.client = client_;
+  plugin_->check(api->PJRT_Client_AddressableDevices(&d), "PJRT_Client_AddressableDevices");
+  devices_.assign(d.addressable_devices, d.addressable_devices + d.num_addressable_devices);
+  LOOM_CHECK(!devices_.empty(), "[xla] plugin ", plugin_->path(), " has no addressable devices");
+}
+
+PjrtClient::~PjrtClient() {
+  PJRT_Client_Destroy_Args d{};
+  d.struct_size = PJRT_Client_Destroy_Args_STRUCT_SIZE;
+  d.client = client_;
+  PJRT_Error* e = plugin_->api()->PJRT_Client_Destroy(&d);
+  try {
+    plugin_->check(e, "PJRT_Client_Destroy");
+  } catch (const Error&) {  // nothing to do about it at teardown
+  }
+}
+
+PJRT_Device* PjrtClient::device(int index) const {
+  LOOM_CHECK(index >= 0 && index < device_count(), "[xla] device index ", index, ": the ",
+             platform_name_, " plugin has ", device_count(), " addressable device(s)");
+  return devices_[static_cast<size_t>(index)];
+}
+
+std::unique_ptr<PjrtBuffer> PjrtClient::from_host(const void* host, const ops::TensorType& type,
+                                                  int device) const {
+  PJRT_Client_BufferFromHostBuffer_Args a{};
+  a.struct_size = PJRT_Client_BufferFromHostBuffer_Args_STRUCT_SIZE;
+  a.client = client_;
+  a.data = host;
+  a.type = pjrt_element_type(type.dtype);
+  a.dims = type.shape.data();
+  a.num_dims = type.shape.size();
+  a.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+  a.device = this->device(device);
+  plugin_->check(plugin_->api()->PJRT_Client_BufferFromHostBuffer(&a),
+                 "PJRT_Client_BufferFromHostBuffer");
+  auto buffer = std::make_unique<PjrtBuffer>(plugin_, a.buffer, type);
+  plugin_->await(a.done_with_host_buffer, "PJRT_Client_BufferFromHostBuffer");
+  return buffer;
+}
+
+void PjrtClient::to_host(const PjrtBuffer& src, void* host) const {
+  PJRT_Buffer_ToHostBuffer_Args a{};
+  a.struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE;
+  a.src = src.get();
+  a.dst = host;
+  a.dst_size = src.nbytes();
+  plugin_->check(plugin_->api()->PJRT_Buffer_ToHostBuffer(&a), "PJRT_Buffer_ToHostBuffer");
+  plugin_->await(a.event, "PJRT_Buffer_ToHostBuffer");
+}
+
+// The executable's results as loom types (PJRT_Executable_OutputElementTypes
+// and OutputDimensions).
+std::vector<ops::TensorType> PjrtClient::output_types(PJRT_LoadedExecutable* loaded) const {
+  const PJRT_Api* api = plugin_->api();
+  PJRT_LoadedExecutable_GetExecutable_Args g{};
+  g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  g.loaded_executable = loaded;
+  plugin_->check(api->PJRT_LoadedExecutable_GetExecutable(&g),
+                 "PJRT_LoadedExecutable_GetExecutable");
+  PJRT_Executable_OutputElementTypes_Args t{};
+  t.struct_size = PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE;
+  t.executable = g.executable;
+  PJRT_Error* e = api->PJRT_Executable_OutputElementTypes(&t);
+  PJRT_Executable_OutputDimensions_Args d{};
+  d.struct_size = PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE;
+  d.executable = g.executable;
+  if (e == nullptr) e = api->PJRT_Executable_OutputDimensions(&d);
+  std::vector<ops::TensorType> types;
+  if (e == nullptr) {
+    const int64_t* dims = d.dims;
+    for (size_t i = 0; i < t.num_output_types && i < d.num_outputs; ++i) {
+      ops::TensorType type;
+      type.dtype = dtype_of_pjrt(t.output_types[i]);
+      type.shape.assign(dims, dims + d.dim_sizes[i]);
+      dims += d.dim_sizes[i];
+      types.push_back(std::move(type));
+    }
+  }
+  PJRT_Executable_Destroy_Args x{};
+  x.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+  x.executable = g.executable;
+  api->PJRT_Executable_Destroy(&x);
+  plugin_->check(e, "PJRT_Executable_OutputElementTypes");
+  return types;
+}
+
+std::unique_ptr<PjrtExecutable> PjrtClient::compile(const std::string& mlir) const {
+  static const char kFormat[] = "mlir";
+  PJRT_Program program{};
+  program.struct_size = PJRT_Program_STRUCT_SIZE;
+  program.code = const_cast<char*>(mlir.data());  // read only: "owned by the caller"
+  program.code_size = mlir.size();
+  program.format = kFormat;
+  program.format_size = sizeof(kFormat) - 1;
+  std::string options = pjrt_compile_options();
+  PJRT_Client_Compile_Args a{};
+  a.struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE;
+  a.client = client_;
+  a.program = &program;
+  a.compile_options = options.data();
+  a.compile_options_size = options.size();
+  plugin_->check(plugin_->api()->PJRT_Client_Compile(&a), "PJRT_Client_Compile");
+  auto exe =
+      std::make_unique<PjrtExecutable>(plugin_, a.executable, std::vector<ops::TensorType>{});
+  return std::make_unique<PjrtExecutable>(plugin_, exe->release(), output_types(a.executable));
+}
+
+std::unique_ptr<PjrtExecutable> PjrtClient::deserialize(const std::string& bytes) const {
+  PJRT_Executable_DeserializeAndLoad_Args a{};
+  a.struct_size = PJRT_Executable_DeserializeAndLoad_Args_STRUCT_SIZE;
+  a.client = client_;
+  a.serialized_executable = bytes.data();
+  a.serialized_executable_size = bytes.size();
+  plugin_->check(plugin_->api()->PJRT_Executable_DeserializeAndLoad(&a),
+                 "PJRT_Executable_DeserializeAndLoad");
+  auto exe = std::make_unique<PjrtExecutable>(plugin_, a.loaded_executable,
+                                              std::vector<ops::TensorType>{});
+  return std::make_unique<PjrtExecutable>(plugin_, exe->release(),
+                                          output_types(a.loaded_executable));
+}
+
+}  // namespace loom::backends::xla

@@ -1,0 +1,25 @@
+// The xla backend's compile of one StableHLO module, through the on-disk
+// executable cache: with LOOM_CACHE_DIR set (the lazy device's persistent
+// cache, which keeps loom's optimized graphs there), the PJRT executable
+// XLA compiled is stored as $LOOM_CACHE_DIR/xla/<key>.pjrt
+// (PJRT_Executable_Serialize) and a later process loads it
+// (PJRT_Executable_DeserializeAndLoad) instead of compiling. The key hashes
+// the module text, the plugin file (path, size, mtime), its API version and
+// its platform version, since a serialized executable loads only into the
+// same plugin build. A file that does not load is warned about and
+// replaced. Metrics: XlaCompile, XlaCompileTime (ns), XlaPersistentCacheHit,
+// XlaPersistentCacheMiss.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/xla/pjrt_client.h"
+
+namespace loom::backends::xla {
+
+/// `mlir` compiled by `client` (or loaded from the disk cache).
+std::unique_ptr<PjrtExecutable> compile_stablehlo(const PjrtClient& client,
+                                                  const std::string& mlir);
+
+}  // namespace loom::backends::xla

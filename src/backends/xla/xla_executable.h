@@ -1,0 +1,78 @@
+// XlaExecutable: one loom Program compiled by XLA. The program's graph (after
+// loom's generic passes; unfused, unplanned: Capabilities::plans_itself) is
+// split at its collectives (collective_split.h) into collective-free stages;
+// each stage is lowered to StableHLO (lower/stablehlo.h) and compiled by the
+// PJRT plugin (through the on-disk executable cache: xla_compile_cache.h).
+// A run executes the stages in order on the device holding the inputs; the
+// collectives between stages are staged through host memory (download, the
+// cpu backend's kernel over dist::graph_process_group(), upload).
+//
+// Donation: each stage's inputs that only that stage reads are paired with
+// stage outputs of the same type (the nearest such ancestor input first:
+// a parameter with its update) and lowered as input/output aliases
+// (`tf.aliasing_output`), so XLA writes a training step's new parameters and
+// optimizer state into the old ones' memory and device memory stays flat
+// from step to step. At run time an aliased input is donated only when
+// donatable[i] and nothing but the run holds its buffer (the same veto as
+// the generic Executable); else it is passed in PJRT's non-donatable list
+// and XLA writes the output elsewhere.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/executable.h"
+#include "backends/xla/collective_split.h"
+#include "backends/xla/pjrt_client.h"
+
+namespace loom::backends::xla {
+
+class XlaBackend;
+
+class XlaExecutable final : public Executable {
+ public:
+  /// Lowers and compiles every stage; throws loom::Error "[xla] cannot
+  /// lower <op> ..." or PJRT's compile diagnostic.
+  XlaExecutable(const XlaBackend& backend, std::shared_ptr<const compiler::Program> program);
+
+  /// Runs the stages (and the collectives between them) on the inputs'
+  /// device; all inputs must be on one device. Waits for the results.
+  std::vector<BufferPtr> run(std::vector<BufferPtr> inputs,
+                             const std::vector<bool>& donatable) override;
+  /// XLA's compiled memory stats summed over the stages
+  /// (PJRT_Executable_GetCompiledMemoryStats): planned_peak_bytes (temp +
+  /// outputs not aliased), temp_bytes, output_bytes, alias_bytes, and the
+  /// stage and collective counts.
+  MemoryReport memory_report() const override;
+
+  int num_stages() const { return static_cast<int>(stages_.size()); }
+  /// The StableHLO text of stage `k` ("" for an empty stage).
+  const std::string& stage_mlir(int k) const { return stages_[k].mlir; }
+  /// Per stage: (stage input, stage output) pairs lowered as aliases.
+  const std::vector<std::pair<int, int>>& stage_aliases(int k) const { return stages_[k].aliases; }
+
+ private:
+  struct Stage {
+    SplitStage split;
+    std::vector<std::pair<int, int>> aliases;
+    std::vector<bool> aliased;  // per stage input: donated to an output
+    std::unique_ptr<PjrtExecutable> exe;
+    std::string mlir;
+  };
+  void choose_aliases(Stage& st, const std::vector<int>& readers) const;
+  void plan_releases();
+  void run_stage(Stage& st, std::vector<BufferPtr>& vals, const std::vector<bool>& donatable,
+                 int device) const;
+  void run_collective(int v, std::vector<BufferPtr>& vals, int device) const;
+  void release(int event, std::vector<BufferPtr>& vals) const;
+
+  const XlaBackend& xla_;
+  std::vector<Stage> stages_;
+  std::vector<std::vector<int>> before_;      // per stage: collectives run right before it
+  std::vector<std::vector<int>> release_at_;  // per event (2k: boundary k, 2k+1: stage k)
+  std::mutex run_mu_;
+};
+
+}  // namespace loom::backends::xla

@@ -1,0 +1,246 @@
+// The xla backend (src/backends/xla/): lazy:xla against lazy:cpu (a small
+// MLP trained with AdamW), its memory out of the host's reach, donation
+// keeping device memory flat, the compile cache (in memory and the on-disk
+// XLA executables), every addressable device, collectives split out of the
+// graph and staged through host memory, and the split itself (pure IR, no
+// plugin needed). Tests that run XLA skip with the reason when no PJRT
+// plugin is installed, and fail under CI=true.
+//
+// Tolerance: XLA may reorder float reductions (sums over up to 32 elements
+// here, where reordering changes f32 results by a few ulp) and evaluates
+// exp/tanh with its own polynomial approximations (a few ulp of f32). Five
+// AdamW steps at lr 1e-2 do not amplify that beyond 1e-4 relative, so the
+// comparison allows |a - b| <= 2e-4 * max(1, |b|); a wrong lowering or a
+// lost update is off by far more (the losses move by ~1e-2 per step).
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "backends/backend.h"
+#include "backends/executable.h"
+#include "backends/xla/collective_split.h"
+#include "backends/xla_test_util.h"
+#include "common/error_of.h"
+#include "common/scoped_env.h"
+#include "common/temp_dir.h"
+#include "compiler/program.h"
+#include "ir/graph.h"
+#include "lazy/dispatch.h"
+#include "lazy/lazy_test_util.h"
+#include "loom/collective.h"
+#include "loom/error.h"
+
+namespace loom {
+namespace {
+
+using testing::TinyMlp;
+
+void xla_expect_close(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_LE(std::abs(got[i] - want[i]), 2e-4 * std::max(1.0f, std::abs(want[i])))
+        << "at " << i << ": xla " << got[i] << " cpu " << want[i];
+}
+
+std::vector<float> xla_train_tiny_mlp(const Device& dev, int steps) {
+  TinyMlp mlp(dev, 16, 32, 4, /*seed=*/3, /*hidden_layers=*/2);
+  manual_seed(11);
+  Tensor x = randn({8, 16}).to(dev);
+  Tensor y = tensor_i64({0, 1, 2, 3, 3, 2, 1, 0}, {8}).to(dev);
+  std::vector<float> out;
+  for (int step = 0; step < steps; ++step) {
+    Tensor l = mlp.train_step(x, y, step);
+    lazy::mark_step();
+    out.push_back(static_cast<float>(l.item()));
+  }
+  for (const Tensor& p : mlp.params) {
+    std::vector<float> v = p.to_vector<float>();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+TEST(XlaBackend, IsRegisteredAndPlansForItself) {
+  const backends::Backend& b = backends::backend_by_name("xla");
+  EXPECT_EQ(b.name(), "xla");
+  EXPECT_FALSE(b.host_visible());
+  LOOM_REQUIRE_XLA();
+  backends::Capabilities caps = b.capabilities();
+  EXPECT_TRUE(caps.plans_itself);
+  EXPECT_FALSE(caps.fuse_elementwise);
+  EXPECT_TRUE(caps.supports(ops::OpKind::k_all_reduce));  // split out, run on the host
+  EXPECT_GE(b.device_count(), 1);
+}
+
+TEST(XlaBackend, TrainingMatchesLazyCpu) {
+  LOOM_REQUIRE_XLA();
+  testing::reset_lazy();
+  std::vector<float> cpu = xla_train_tiny_mlp(Device("lazy"), 5);
+  testing::reset_lazy();
+  std::vector<float> xla = xla_train_tiny_mlp(Device("lazy:xla"), 5);
+  xla_expect_close(xla, cpu);
+  EXPECT_GT(metrics::counter("XlaCompile") + metrics::counter("XlaPersistentCacheHit"), 0);
+  EXPECT_GT(metrics::counter("DonatedBytes"), 0);  // parameters and AdamW state updated in place
+  // Steps 2..5 reuse step 1's executable (the warm-up lr is a graph input).
+  EXPECT_GE(metrics::counter("CachedCompile"), 3);
+}
+
+TEST(XlaBackend, DeviceMemoryStaysFlatStepToStep) {
+  LOOM_REQUIRE_XLA();
+  testing::reset_lazy();
+  Device dev("lazy:xla");
+  TinyMlp mlp(dev, 16, 64, 4, 5, 2);
+  Tensor x = randn({8, 16}).to(dev);
+  Tensor y = tensor_i64({0, 1, 2, 3, 3, 2, 1, 0}, {8}).to(dev);
+  std::vector<size_t> live;
+  for (int step = 0; step < 8; ++step) {
+    Tensor l = mlp.train_step(x, y, step);
+    lazy::mark_step();
+    l.item();
+    live.push_back(Buffer::live_bytes());
+  }
+  // After the first steps (the grads' buffers appear), the bytes held are the same every step.
+  for (size_t s = 3; s < live.size(); ++s) EXPECT_EQ(live[s], live[2]) << "step " << s;
+  EXPECT_EQ(metrics::counter("DonationVetoed"), 0);
+}
+
+TEST(XlaBackend, HostAccessToAnXlaBufferFaults) {
+  LOOM_REQUIRE_XLA();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const backends::Backend& xla = backends::xla_backend();
+  float host[4] = {1, 2, 3, 4};
+  BufferPtr b = xla.upload(host, {{4}, DType::f32}, 0);
+  EXPECT_FALSE(b->host_visible());
+  float back[4] = {};
+  xla.copy_to_host(*b, back, sizeof back);  // through the backend: fine
+  EXPECT_EQ(back[3], 4.0f);
+  EXPECT_EXIT(
+      {
+        std::printf("%f\n", static_cast<volatile float*>(b->data())[0]);  // a host read
+        std::exit(0);
+      },
+#if defined(__SANITIZE_ADDRESS__)
+      ::testing::ExitedWithCode(1), "SEGV on unknown address");
+#else
+      ::testing::KilledBySignal(SIGSEGV), "");
+#endif
+}
+
+TEST(XlaBackend, RunsOnEachAddressableDeviceAndRefusesOthers) {
+  LOOM_REQUIRE_XLA();
+  int n = backends::xla_backend().device_count();
+  for (int d : {0, n - 1}) {
+    Device dev("lazy:xla:" + std::to_string(d));
+    Tensor t = tensor({1, 2, 3, 4}, {2, 2}).to(dev);
+    Tensor s = sum(matmul(t, t));
+    EXPECT_FLOAT_EQ(static_cast<float>(s.item()), 7 + 10 + 15 + 22) << dev.str();
+  }
+  std::string e =
+      testing::error_of([&] { lazy::check_device(Device("lazy:xla:" + std::to_string(n))); });
+  EXPECT_NE(e.find("backend xla has " + std::to_string(n) + " device(s)"), std::string::npos) << e;
+}
+
+TEST(XlaBackend, CollectivesRunBetweenStagesThroughHostMemory) {
+  LOOM_REQUIRE_XLA();
+  testing::reset_lazy();
+  Device dev("lazy:xla");
+  Tensor t = tensor({1, 2, 3}, {3}).to(dev);
+  Tensor r = all_reduce(t * 2.0) + t;  // one rank: all_reduce is the identity
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{3, 6, 9}));
+  EXPECT_EQ(metrics::counter("XlaHostStagedCollectiveBytes"), 12);
+}
+
+TEST(XlaBackend, SecondProcessLoadsExecutablesFromTheDiskCache) {
+  LOOM_REQUIRE_XLA();
+  testing::TempDir dir;
+  testing::ScopedEnv cache("LOOM_CACHE_DIR", dir.path());
+  auto once = [] {
+    testing::reset_lazy();  // empties the in-memory caches, as a fresh process has them
+    Device dev("lazy:xla");
+    Tensor a = tensor({1, 2, 3, 4, 5, 6}, {2, 3}).to(dev);
+    return (softmax(a * 3.0, 1) + 1.0).to_vector<float>();
+  };
+  std::vector<float> first = once();
+  EXPECT_EQ(metrics::counter("XlaCompile"), 1);
+  EXPECT_EQ(metrics::counter("XlaPersistentCacheMiss"), 1);
+  std::vector<float> second = once();
+  EXPECT_EQ(metrics::counter("XlaCompile"), 0) << "the second run compiled";
+  EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 1);
+  EXPECT_EQ(first, second);
+  EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::path(dir.path()) / "xla"));
+}
+
+TEST(XlaBackend, RefusesAnInputOfAnotherType) {
+  LOOM_REQUIRE_XLA();
+  // PJRT's Execute does not check argument shapes; the executable does.
+  ir::Graph g = ir::parse("graph(%0: f32[2,3]) {\n  %1 = neg(%0) : f32[2,3]\n  return (%1)\n}\n");
+  const backends::Backend& xla = backends::xla_backend();
+  auto exe = xla.compile(std::make_shared<compiler::Program>(compiler::lower(g, false)));
+  float host[6] = {1, 2, 3, 4, 5, 6};
+  BufferPtr wrong = xla.upload(host, {{6}, DType::f32}, 0);
+  std::string e = testing::error_of([&] { exe->run({wrong}, {false}); });
+  EXPECT_NE(e.find("[xla] input %0 is f32[6], the compiled program takes f32[2,3]"),
+            std::string::npos)
+      << e;
+  BufferPtr right = xla.upload(host, {{2, 3}, DType::f32}, 0);
+  std::vector<BufferPtr> out = exe->run({right}, {false});
+  float back[6] = {};
+  xla.copy_to_host(*out[0], back, sizeof back);
+  EXPECT_EQ(back[5], -6.0f);
+}
+
+// ---- the split (no plugin needed) ----
+
+TEST(XlaCollectiveSplit, CutsAtCollectivesAndWiresStages) {
+  // %0 in; %1 = mul(%0, %0); %2 = all_reduce(%1); %3 = add(%2, %0); return (%3, %1)
+  ir::Graph g = ir::parse(R"(graph(%0: f32[4]) {
+  %1 = mul(%0, %0) : f32[4]
+  %2 = all_reduce(%1) index=0 : f32[4]
+  %3 = add(%2, %0) : f32[4]
+  return (%3, %1)
+})");
+  backends::xla::SplitGraph s = backends::xla::split_at_collectives(g);
+  ASSERT_EQ(s.stages.size(), 2u);
+  EXPECT_EQ(s.stages[0].inputs, (std::vector<int>{0}));
+  EXPECT_EQ(s.stages[0].outputs, (std::vector<int>{1}));  // read by the all_reduce and returned
+  EXPECT_EQ(s.before[1], (std::vector<int>{2}));
+  EXPECT_EQ(s.stages[1].inputs, (std::vector<int>{2, 0}));
+  EXPECT_EQ(s.stages[1].outputs, (std::vector<int>{3}));
+  for (const auto& st : s.stages) ir::verify(st.graph);
+}
+
+TEST(XlaCollectiveSplit, IndependentCollectivesShareABoundary) {
+  ir::Graph g = ir::parse(R"(graph(%0: f32[4], %1: f32[4]) {
+  %2 = neg(%0) : f32[4]
+  %3 = exp(%1) : f32[4]
+  %4 = all_reduce(%2) index=0 : f32[4]
+  %5 = all_reduce(%3) index=1 : f32[4]
+  %6 = add(%4, %5) : f32[4]
+  %7 = all_reduce(%6) index=0 : f32[4]
+  return (%7)
+})");
+  backends::xla::SplitGraph s = backends::xla::split_at_collectives(g);
+  ASSERT_EQ(s.stages.size(), 3u);
+  EXPECT_EQ(s.before[1], (std::vector<int>{4, 5}));
+  EXPECT_EQ(s.before[2], (std::vector<int>{7}));
+  EXPECT_TRUE(s.stages[2].graph.instrs.empty());  // %7 is only returned
+  EXPECT_TRUE(s.stages[2].outputs.empty());
+  EXPECT_EQ(s.stages[1].outputs, (std::vector<int>{6}));
+}
+
+TEST(XlaCollectiveSplit, GraphWithoutCollectivesIsOneStage) {
+  ir::Graph g = ir::parse(R"(graph(%0: f32[4]) {
+  %1 = neg(%0) : f32[4]
+  return (%1, %0)
+})");
+  backends::xla::SplitGraph s = backends::xla::split_at_collectives(g);
+  ASSERT_EQ(s.stages.size(), 1u);
+  EXPECT_EQ(s.stages[0].outputs, (std::vector<int>{1}));  // %0 is an input: not a stage output
+  EXPECT_EQ(s.stages[0].graph.instrs.size(), 1u);
+}
+
+}  // namespace
+}  // namespace loom
