@@ -11,6 +11,7 @@ inline const Tensor& in(const GradNode& node, size_t i) { return node.inputs[i];
 
 std::vector<Tensor> grad_abs(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_add(const GradNode& node, const Tensor& g);
+std::vector<Tensor> grad_all_gather(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_all_reduce(const GradNode& node, const Tensor& g);
 inline constexpr GradRule grad_arange = nullptr;
 inline constexpr GradRule grad_argmax = nullptr;
@@ -56,6 +57,7 @@ inline constexpr GradRule grad_one_hot = nullptr;
 std::vector<Tensor> grad_permute(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_pow(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_pow_scalar(const GradNode& node, const Tensor& g);
+std::vector<Tensor> grad_reduce_scatter(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_relu(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_reshape(const GradNode& node, const Tensor& g);
 std::vector<Tensor> grad_rsqrt(const GradNode& node, const Tensor& g);

@@ -65,6 +65,10 @@ Kernel optimized_kernel(ops::OpKind op) {
       return cpu_dropout;
     case OpKind::k_all_reduce:
       return cpu_all_reduce;
+    case OpKind::k_all_gather:
+      return cpu_all_gather;
+    case OpKind::k_reduce_scatter:
+      return cpu_reduce_scatter;
     case OpKind::k_uniform:
       return cpu_uniform;
     case OpKind::k_normal:
