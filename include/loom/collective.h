@@ -24,4 +24,20 @@ namespace loom {
 /// supported (sum, mean)" and "[all_reduce] dtype bool is not supported".
 Tensor all_reduce(const Tensor& x, dist::ReduceOp op = dist::ReduceOp::sum);
 
+/// Every rank's x [n, ...] concatenated along axis 0 in rank order: [W*n, ...]
+/// (W = dist::world_size() when traced; the graph keeps it, and the kernel
+/// refuses a group of another size). Any dtype but bool, rank >= 1. Identity
+/// on one rank. Differentiable: the gradient is reduce_scatter(sum) of the
+/// gradient. Counted in AllGatherCount / AllGatherBytes / AllGatherTime /
+/// AllGatherWaitTime. Throws loom::Error "[all_gather] ..." for bool or rank 0.
+Tensor all_gather(const Tensor& x);
+
+/// x [W*n, ...] reduced (sum or mean) over the ranks; rank r keeps block r:
+/// [n, ...] (MPI's Reduce_scatter_block). Identity on one rank.
+/// Differentiable: the gradient is all_gather of the gradient (over W for
+/// mean). Counted in ReduceScatterCount / ...Bytes / ...Time / ...WaitTime.
+/// Throws loom::Error "[reduce_scatter] ..." for max, bool, rank 0, or axis 0
+/// not a multiple of W.
+Tensor reduce_scatter(const Tensor& x, dist::ReduceOp op = dist::ReduceOp::sum);
+
 }  // namespace loom

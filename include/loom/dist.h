@@ -95,6 +95,21 @@ class ProcessGroup {
   /// AllReduceTime counts start -> completion (not the caller's other work);
   /// AllReduceWaitTime (ns) the time wait() blocked the caller.
   std::unique_ptr<Work> all_reduce_async(void* data, size_t count, DataType type, ReduceOp op);
+  /// Every rank gives `nbytes` at `send`; `recv` (world_size() * nbytes bytes,
+  /// not overlapping `send`) gets all of them in rank order. Started now:
+  /// wait() on the Work before touching either buffer. Metrics:
+  /// AllGatherCount, AllGatherBytes (+world_size() * nbytes, received),
+  /// AllGatherTime, AllGatherWaitTime (as for all_reduce_async).
+  std::unique_ptr<Work> all_gather_async(const void* send, void* recv, size_t nbytes);
+  /// `send` holds world_size() blocks of `count` elements; `recv` (`count`
+  /// elements, not overlapping `send`) gets block rank() of their elementwise
+  /// reduction (sum or mean; bf16/f16 in f32) over the ranks: MPI's
+  /// Reduce_scatter_block. Started now, wait() before touching the buffers.
+  /// Metrics: ReduceScatterCount, ReduceScatterBytes (+world_size() * count *
+  /// size, sent), ReduceScatterTime, ReduceScatterWaitTime. Throws
+  /// loom::Error "[dist] ..." for ReduceOp::max or when the engine fails.
+  std::unique_ptr<Work> reduce_scatter_async(const void* send, void* recv, size_t count,
+                                             DataType type, ReduceOp op);
   /// Copies `nbytes` at `data` from rank `root` to every rank (in place).
   void broadcast(void* data, size_t nbytes, int root);
   /// Every rank gives `bytes` (the same length on every rank, else the engine
@@ -122,6 +137,11 @@ class ProcessGroup {
   // What a backend implements; the public functions above add the metrics.
   virtual std::unique_ptr<Work> start_all_reduce(void* data, size_t count, DataType type,
                                                  ReduceOp op) = 0;
+  /// all_gather_async / reduce_scatter_async of a backend; the defaults throw
+  /// loom::Error "[dist] <backend> has no all_gather" (a backend without them).
+  virtual std::unique_ptr<Work> start_all_gather(const void* send, void* recv, size_t nbytes);
+  virtual std::unique_ptr<Work> start_reduce_scatter(const void* send, void* recv, size_t count,
+                                                     DataType type, ReduceOp op);
   virtual void do_broadcast(void* data, size_t nbytes, int root) = 0;
   virtual std::vector<uint8_t> do_all_gather(const std::vector<uint8_t>& bytes) = 0;
   virtual void do_barrier() = 0;

@@ -133,6 +133,9 @@ class Optimizer {
   /// Throws loom::Error "[optim] <path>: ..." for a malformed or mismatched
   /// file (plus the safetensors reader's errors).
   void load(const std::string& path);
+  /// The StateDict of a file written by save() (tensors on the cpu), not
+  /// loaded into any optimizer (FSDP re-shards it first). Throws as load().
+  static StateDict read_state_dict(const std::string& path);
 
  protected:
   Optimizer(std::string name, Options defaults, std::vector<std::string> buffer_names);

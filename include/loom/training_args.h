@@ -169,6 +169,14 @@ struct TrainingArguments {
   /// Seconds a collective waits for the other ranks before the job fails
   /// (transformers' ddp_timeout, default 1800).
   int64_t ddp_timeout = 1800;
+  /// Sharded data parallel (transformers' fsdp; docs/distributed.md): ""
+  /// (off: DDP), "shard_grad_op" (ZeRO-2: gradients, AdamW state and master
+  /// weights sharded) or "full_shard" (ZeRO-3: the parameters too); HF's
+  /// "auto_wrap" may be added (loom always wraps each decoder layer).
+  std::string fsdp;
+  /// transformers' fsdp_config: a JSON object (text, or a file holding it);
+  /// loom reads transformer_layer_cls_to_wrap (default: the model's layer class).
+  std::string fsdp_config;
 
   // ---- By name. ----
 

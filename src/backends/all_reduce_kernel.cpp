@@ -1,9 +1,12 @@
-// all_reduce's kernel body (all_reduce_kernel.h), shared by the reference and cpu
-// backends: a memcpy, then the process group's in-place all_reduce_async.
+// The collectives' kernel bodies (all_reduce_kernel.h), shared by the reference
+// and cpu backends: all_reduce is a memcpy, then the process group's in-place
+// all_reduce_async; all_gather and reduce_scatter call the group's
+// out-of-place all_gather_async / reduce_scatter_async.
 #include "backends/all_reduce_kernel.h"
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "loom/error.h"
 
@@ -13,13 +16,16 @@ namespace {
 // Names the op and its type in the group's errors.
 class AllReduceKernelWork final : public dist::Work {
  public:
-  AllReduceKernelWork(std::unique_ptr<dist::Work> inner, std::string type)
-      : inner_(std::move(inner)), type_(std::move(type)) {}
+  AllReduceKernelWork(std::unique_ptr<dist::Work> inner, std::string type,
+                      const char* op = "all_reduce", std::vector<uint8_t> staging = {})
+      : inner_(std::move(inner)), type_(std::move(type)), op_(op), staging_(std::move(staging)) {}
   void wait() override {
     try {
       inner_->wait();
     } catch (const Error& e) {
-      fail("[all_reduce] ", type_, ": ", e.what());
+      // A failed collective may still read the staging copy: leaked on purpose.
+      if (!staging_.empty()) new std::vector<uint8_t>(std::move(staging_));  // NOLINT
+      fail("[", op_, "] ", type_, ": ", e.what());
     }
   }
   bool is_completed() override { return inner_->is_completed(); }
@@ -28,7 +34,24 @@ class AllReduceKernelWork final : public dist::Work {
  private:
   std::unique_ptr<dist::Work> inner_;
   std::string type_;
+  const char* op_;
+  std::vector<uint8_t> staging_;  // the operand's copy the collective reads
 };
+
+// The operand's bytes, copied: the collective reads its send buffer until
+// the wait, but the memory plan may reuse the operand's arena bytes right
+// after the step (its live range ends at its last reader, this step).
+std::vector<uint8_t> kernel_send_copy(const OpCall& call) {
+  const auto* p = static_cast<const uint8_t*>(call.inputs[0].data);
+  return std::vector<uint8_t>(p, p + call.inputs[0].type.nbytes());
+}
+
+// attrs' world size (ops.def) must be the group's: a graph traced for another
+// world size (a cached executable, a test) would read or write out of bounds.
+void check_kernel_world(const char* op, int64_t world, const dist::ProcessGroup& pg) {
+  LOOM_CHECK(world == pg.world_size(), "[", op, "] traced for world size ", world,
+             ", but the process group has ", pg.world_size(), " ranks");
+}
 
 }  // namespace
 
@@ -49,5 +72,50 @@ std::unique_ptr<dist::Work> start_all_reduce(const OpCall& call) {
 }
 
 void run_all_reduce(const OpCall& call) { start_all_reduce(call)->wait(); }
+
+std::unique_ptr<dist::Work> start_all_gather(const OpCall& call) {
+  dist::ProcessGroup& pg = dist::graph_process_group();
+  std::string type = ops::to_string(call.inputs[0].type);
+  try {
+    check_kernel_world("all_gather", call.attrs->index, pg);
+    std::vector<uint8_t> send = kernel_send_copy(call);
+    auto work = pg.all_gather_async(send.data(), call.output.data, send.size());
+    return std::make_unique<AllReduceKernelWork>(std::move(work), type, "all_gather",
+                                                 std::move(send));
+  } catch (const Error& e) {
+    fail("[all_gather] ", type, ": ", e.what());
+  }
+}
+
+std::unique_ptr<dist::Work> start_reduce_scatter(const OpCall& call) {
+  dist::ProcessGroup& pg = dist::graph_process_group();
+  std::string type = ops::to_string(call.inputs[0].type);
+  dist::ReduceOp op = call.attrs->index == 1 ? dist::ReduceOp::mean : dist::ReduceOp::sum;
+  try {
+    check_kernel_world("reduce_scatter", call.attrs->end, pg);
+    std::vector<uint8_t> send = kernel_send_copy(call);
+    auto work = pg.reduce_scatter_async(send.data(), call.output.data,
+                                        static_cast<size_t>(call.output.type.numel()),
+                                        dist::data_type_of(call.output.type.dtype), op);
+    return std::make_unique<AllReduceKernelWork>(std::move(work), type, "reduce_scatter",
+                                                 std::move(send));
+  } catch (const Error& e) {
+    fail("[reduce_scatter] ", type, ": ", e.what());
+  }
+}
+
+std::unique_ptr<dist::Work> start_collective_kernel(const OpCall& call) {
+  switch (call.op) {
+    case ops::OpKind::k_all_gather:
+      return start_all_gather(call);
+    case ops::OpKind::k_reduce_scatter:
+      return start_reduce_scatter(call);
+    default:
+      return start_all_reduce(call);
+  }
+}
+
+void run_all_gather(const OpCall& call) { start_all_gather(call)->wait(); }
+void run_reduce_scatter(const OpCall& call) { start_reduce_scatter(call)->wait(); }
 
 }  // namespace loom::backends

@@ -1,4 +1,5 @@
-// The one all_reduce kernel body the backends share: copy the operand into
+// The collective kernel bodies the backends share (all_reduce; all_gather and
+// reduce_scatter below). all_reduce: copy the operand into
 // the output, then reduce the output in place over
 // dist::graph_process_group() (identity on one rank). Executables start it
 // (start_all_reduce) and wait for it at the first step that reads the output
@@ -24,5 +25,20 @@ std::unique_ptr<dist::Work> start_all_reduce(const OpCall& call);
 
 /// start_all_reduce(call)->wait(): the blocking kernel.
 void run_all_reduce(const OpCall& call);
+
+/// all_gather (attrs->index = world size): starts the group's all_gather of
+/// the operand [n, ...] into the output [W*n, ...] (rank order). reduce_scatter
+/// (attrs->index = 0 sum / 1 mean, attrs->end = world size): starts the
+/// group's reduce_scatter of the operand [W*n, ...] into the output [n, ...].
+/// Out of place; do not touch either buffer until wait(). Throw loom::Error
+/// "[all_gather] f32[N]: ..." when the world size in attrs is not the group's,
+/// or when the collective fails or times out.
+std::unique_ptr<dist::Work> start_all_gather(const OpCall& call);
+std::unique_ptr<dist::Work> start_reduce_scatter(const OpCall& call);
+/// The start of any kCollective op (dispatch on call.op).
+std::unique_ptr<dist::Work> start_collective_kernel(const OpCall& call);
+/// The blocking kernels (start + wait).
+void run_all_gather(const OpCall& call);
+void run_reduce_scatter(const OpCall& call);
 
 }  // namespace loom::backends

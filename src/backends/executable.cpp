@@ -271,7 +271,7 @@ std::unique_ptr<dist::Work> Executable::start_collective(const compiler::Step& s
   OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
   for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
   call.output = {ptr[step.outputs[0]], step.instr.type};
-  return start_all_reduce(call);
+  return start_collective_kernel(call);
 }
 
 void Executable::launch_batch(size_t first, int count, const std::vector<void*>& ptr) {

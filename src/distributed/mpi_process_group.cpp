@@ -12,6 +12,7 @@
 #include "distributed/mpi_progress.h"  // <mpi.h>, mpi_mutex()
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -211,6 +212,111 @@ class MpiAllReduceWork final : public Work {
   bool done_ = false;
 };
 
+// A started all_gather or reduce_scatter (out of place): `in`/`out` are f32
+// staging copies of 16-bit data (MPI has no 16-bit float type), `finish`
+// runs once after completion (widened results converted back, mean divided).
+// Its life-cycle is MpiAllReduceWork's: the progress thread tests the
+// request until wait(), a timeout poisons MPI and leaks the staging.
+class MpiCollectiveWork final : public Work {
+ public:
+  MpiCollectiveWork(const char* what, std::chrono::seconds timeout)
+      : what_(what), timeout_(timeout) {}
+  ~MpiCollectiveWork() override {
+    mpi_progress_remove(&pending_);
+    if (!done_ && request_ != MPI_REQUEST_NULL) {
+      try {
+        wait();
+      } catch (...) {
+      }
+    }
+  }
+  // Issues `call` (an MPI_I* collective writing request) under mpi_mutex().
+  void start(const std::function<int(MPI_Request*)>& call) {
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      mpi_check_usable(what_);
+      mpi_check(call(&request_), what_);
+    }
+    pending_.request = &request_;
+    mpi_progress_add(&pending_);
+  }
+  void wait() override {
+    if (done_) return;
+    done_ = true;
+    mpi_progress_remove(&pending_);
+    try {
+      if (request_ != MPI_REQUEST_NULL) mpi_wait(request_, timeout_, what_);
+      int64_t unseen = -1;
+      pending_.completed_ns.compare_exchange_strong(unseen, mpi_now_ns());
+    } catch (...) {  // MPI may still write the staging: leaked on purpose (see all_reduce)
+      if (!in.empty()) new std::vector<float>(std::move(in));    // NOLINT: deliberate leak
+      if (!out.empty()) new std::vector<float>(std::move(out));  // NOLINT: deliberate leak
+      throw;
+    }
+    if (finish) finish();
+  }
+  bool is_completed() override {
+    if (done_ || pending_.completed_ns.load() >= 0) return true;
+    int flag = 0;
+    {
+      std::lock_guard<std::mutex> lock(mpi_mutex());
+      if (mpi_poisoned()) return false;
+      MPI_Request_get_status(request_, &flag, MPI_STATUS_IGNORE);
+    }
+    if (flag != 0) {
+      int64_t unseen = -1;
+      pending_.completed_ns.compare_exchange_strong(unseen, mpi_now_ns());
+    }
+    return flag != 0;
+  }
+  int64_t completed_ns() const override { return pending_.completed_ns.load(); }
+
+  std::vector<float> in, out;
+  std::function<void()> finish;
+
+ private:
+  const char* what_;
+  std::chrono::seconds timeout_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  MpiPending pending_;
+  bool done_ = false;
+};
+
+// The f32 copy of `count` 16-bit floats.
+std::vector<float> mpi_widen(const void* data, size_t count, DataType type) {
+  std::vector<float> wide(count);
+  const auto* h = static_cast<const uint16_t*>(data);
+  for (size_t i = 0; i < count; ++i)
+    wide[i] = type == DataType::bf16 ? bf16_to_float(h[i]) : f16_to_float(h[i]);
+  return wide;
+}
+
+// reduce_scatter's finish: mean divides; 16-bit results are rounded back.
+void mpi_finish_reduce_scatter(MpiCollectiveWork& w, void* recv, size_t count, DataType type,
+                               ReduceOp op, int world) {
+  if (type == DataType::bf16 || type == DataType::f16) {
+    if (op == ReduceOp::mean)
+      for (float& v : w.out) v /= static_cast<float>(world);
+    auto* h = static_cast<uint16_t*>(recv);
+    for (size_t i = 0; i < count; ++i)
+      h[i] = type == DataType::bf16 ? float_to_bf16(w.out[i]) : float_to_f16(w.out[i]);
+    return;
+  }
+  if (op != ReduceOp::mean) return;
+  switch (type) {
+    case DataType::f32:
+      return divide_all<float>(recv, count, world);
+    case DataType::f64:
+      return divide_all<double>(recv, count, world);
+    case DataType::i32:
+      return divide_all<int32_t>(recv, count, world);
+    case DataType::i64:
+      return divide_all<int64_t>(recv, count, world);
+    default:
+      return;
+  }
+}
+
 class MpiProcessGroup final : public ProcessGroup {
  public:
   // A group over `comm` (MPI_COMM_WORLD, or a duplicate this group frees).
@@ -249,6 +355,41 @@ class MpiProcessGroup final : public ProcessGroup {
     LOOM_CHECK(count <= static_cast<size_t>(INT32_MAX), "[dist] all_reduce of ", count,
                " elements is over MPI's int count limit");
     return std::make_unique<MpiAllReduceWork>(comm_, data, count, type, op, size_, timeout());
+  }
+  std::unique_ptr<Work> start_all_gather(const void* send, void* recv, size_t nbytes) override {
+    LOOM_CHECK(nbytes <= static_cast<size_t>(INT32_MAX), "[dist] all_gather of ", nbytes,
+               " bytes is over MPI's int count limit");
+    auto w = std::make_unique<MpiCollectiveWork>("all_gather", timeout());
+    const int n = static_cast<int>(nbytes);
+    w->start([&](MPI_Request* r) {
+      return MPI_Iallgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_, r);
+    });
+    return w;
+  }
+  std::unique_ptr<Work> start_reduce_scatter(const void* send, void* recv, size_t count,
+                                             DataType type, ReduceOp op) override {
+    LOOM_CHECK(count * static_cast<size_t>(size_) <= static_cast<size_t>(INT32_MAX),
+               "[dist] reduce_scatter of ", count, " x ", size_,
+               " elements is over MPI's int count limit");
+    auto w = std::make_unique<MpiCollectiveWork>("reduce_scatter", timeout());
+    const void* in = send;
+    void* out = recv;
+    if (type == DataType::bf16 || type == DataType::f16) {
+      w->in = mpi_widen(send, count * static_cast<size_t>(size_), type);
+      w->out.resize(count);
+      in = w->in.data();
+      out = w->out.data();
+    }
+    MpiCollectiveWork* self = w.get();
+    const int world = size_;
+    w->finish = [self, recv, count, type, op, world] {
+      mpi_finish_reduce_scatter(*self, recv, count, type, op, world);
+    };
+    w->start([&](MPI_Request* r) {
+      return MPI_Ireduce_scatter_block(in, out, static_cast<int>(count), mpi_type(type), MPI_SUM,
+                                       comm_, r);
+    });
+    return w;
   }
   void do_broadcast(void* data, size_t nbytes, int root) override {
     LOOM_CHECK(nbytes <= static_cast<size_t>(INT32_MAX), "[dist] broadcast of ", nbytes,

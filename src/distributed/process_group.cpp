@@ -3,6 +3,7 @@
 // start_all_reduce returns a Work whose wait() rethrows the engine's failure.
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "loom/dist.h"
 #include "loom/error.h"
@@ -23,8 +24,9 @@ int64_t pg_now_ns() {
 // overlap only what the compute in between did not hide).
 class TimedWork final : public Work {
  public:
-  TimedWork(std::unique_ptr<Work> inner, int64_t start_ns)
-      : inner_(std::move(inner)), start_ns_(start_ns) {}
+  // `metric`: "AllReduce", "AllGather" or "ReduceScatter" (+ "Time", "WaitTime").
+  TimedWork(std::unique_ptr<Work> inner, int64_t start_ns, const char* metric = "AllReduce")
+      : inner_(std::move(inner)), start_ns_(start_ns), metric_(metric) {}
   ~TimedWork() override {
     try {
       wait();
@@ -37,9 +39,9 @@ class TimedWork final : public Work {
     const int64_t t0 = pg_now_ns();
     inner_->wait();
     const int64_t t1 = pg_now_ns();
-    metrics::add_time("AllReduceWaitTime", t1 - t0);
+    metrics::add_time(metric_ + "WaitTime", t1 - t0);
     const int64_t completed = inner_->completed_ns();
-    metrics::add_time("AllReduceTime",
+    metrics::add_time(metric_ + "Time",
                       (completed >= start_ns_ ? std::min(completed, t1) : t1) - start_ns_);
   }
   bool is_completed() override { return done_ || inner_->is_completed(); }
@@ -48,6 +50,7 @@ class TimedWork final : public Work {
  private:
   std::unique_ptr<Work> inner_;
   int64_t start_ns_;
+  std::string metric_;
   bool done_ = false;
 };
 
@@ -112,6 +115,34 @@ std::unique_ptr<Work> ProcessGroup::all_reduce_async(void* data, size_t count, D
 
 void ProcessGroup::all_reduce(void* data, size_t count, DataType type, ReduceOp op) {
   all_reduce_async(data, count, type, op)->wait();
+}
+
+std::unique_ptr<Work> ProcessGroup::all_gather_async(const void* send, void* recv, size_t nbytes) {
+  metrics::add_counter("AllGatherCount");
+  metrics::add_counter("AllGatherBytes", static_cast<int64_t>(nbytes) * world_size());
+  int64_t start = pg_now_ns();
+  return std::make_unique<TimedWork>(start_all_gather(send, recv, nbytes), start, "AllGather");
+}
+
+std::unique_ptr<Work> ProcessGroup::reduce_scatter_async(const void* send, void* recv, size_t count,
+                                                         DataType type, ReduceOp op) {
+  LOOM_CHECK(op == ReduceOp::sum || op == ReduceOp::mean, "[dist] reduce_scatter: reduce op ",
+             reduce_op_name(op), " is not supported (sum, mean)");
+  metrics::add_counter("ReduceScatterCount");
+  metrics::add_counter("ReduceScatterBytes",
+                       static_cast<int64_t>(count * data_type_size(type)) * world_size());
+  int64_t start = pg_now_ns();
+  return std::make_unique<TimedWork>(start_reduce_scatter(send, recv, count, type, op), start,
+                                     "ReduceScatter");
+}
+
+std::unique_ptr<Work> ProcessGroup::start_all_gather(const void*, void*, size_t) {
+  fail("[dist] ", backend_name(), " has no all_gather");
+}
+
+std::unique_ptr<Work> ProcessGroup::start_reduce_scatter(const void*, void*, size_t, DataType,
+                                                         ReduceOp) {
+  fail("[dist] ", backend_name(), " has no reduce_scatter");
 }
 
 void ProcessGroup::broadcast(void* data, size_t nbytes, int root) {

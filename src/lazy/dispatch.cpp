@@ -52,8 +52,7 @@ Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& de
 const BufferPtr& materialize(const Tensor& t) {
   LOOM_CHECK(t.defined(), "[tensor] access to an undefined tensor");
   if (t.device().is_lazy()) ensure_materialized(t);
-  LOOM_CHECK(t.impl()->data != nullptr, "[tensor] tensor on ", t.device().str(),
-             " has no data");
+  LOOM_CHECK(t.impl()->data != nullptr, "[tensor] tensor on ", t.device().str(), " has no data");
   return t.impl()->data;
 }
 
@@ -123,6 +122,14 @@ void rebind(const Tensor& dst, const Tensor& src) {
   dst.impl()->node = src.impl()->node;
   ++dst.impl()->version;
   if (dst.device().is_lazy() && !dst.impl()->data) register_live(dst);
+}
+
+void rebind_unsynced(const Tensor& dst, const Tensor& src) {
+  LOOM_CHECK(dst.impl()->type == src.impl()->type, "[copy_] cannot assign ",
+             ops::to_string(src.impl()->type), " to ", ops::to_string(dst.impl()->type));
+  dst.impl()->data = src.impl()->data;
+  dst.impl()->node = src.impl()->node;
+  ++dst.impl()->version;
 }
 
 }  // namespace loom::lazy

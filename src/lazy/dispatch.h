@@ -43,4 +43,11 @@ void move_in_place(const Tensor& t, const Device& device, DType dtype);
 /// the in-place primitive.
 void rebind(const Tensor& dst, const Tensor& src);
 
+/// rebind() without registering `dst` as a live tensor: mark_step() does not
+/// materialize `dst`'s pending value, which is computed anew inside every
+/// graph that reads it (FSDP full_shard: a parameter gathered from its shard
+/// in each step, never kept whole between steps). A host read still syncs
+/// it (on every rank: the value may hold a collective).
+void rebind_unsynced(const Tensor& dst, const Tensor& src);
+
 }  // namespace loom::lazy

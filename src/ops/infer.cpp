@@ -403,6 +403,29 @@ TensorType infer_composite(OpKind op, const Types& in, const Attrs& a) {
   }
 }
 
+// all_gather [n, ...] -> [W*n, ...]; reduce_scatter [W*n, ...] -> [n, ...]
+// (ops.def: W is attrs.index for all_gather, attrs.end for reduce_scatter).
+TensorType infer_gather_scatter(OpKind op, const TensorType& x, const Attrs& a) {
+  const bool gather = op == OpKind::k_all_gather;
+  const char* what = gather ? "all_gather" : "reduce_scatter";
+  const int64_t world = gather ? a.index : a.end;
+  LOOM_CHECK(x.dtype != DType::boolean, "[", what, "] dtype bool is not supported");
+  LOOM_CHECK(world >= 1, "[", what, "] world size ", world, " is not >= 1");
+  LOOM_CHECK(!x.shape.empty(), "[", what, "] needs an operand of rank >= 1, got ", to_string(x));
+  if (!gather)
+    LOOM_CHECK(a.index == 0 || a.index == 1, "[reduce_scatter] reduce op ", a.index,
+               " is not sum (0) or mean (1)");
+  TensorType out = x;
+  if (gather) {
+    out.shape[0] *= world;
+  } else {
+    LOOM_CHECK(x.shape[0] % world == 0, "[reduce_scatter] ", to_string(x),
+               ": axis 0 is not a multiple of the world size ", world);
+    out.shape[0] /= world;
+  }
+  return out;
+}
+
 }  // namespace
 
 Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdim) {
@@ -449,6 +472,9 @@ TensorType infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs&
       LOOM_CHECK(a.index == 0 || a.index == 1, "[all_reduce] reduce op ", a.index,
                  " is not sum (0) or mean (1)");
       return in[0];
+    case OpKind::k_all_gather:
+    case OpKind::k_reduce_scatter:
+      return infer_gather_scatter(op, in[0], a);
     case OpKind::k_dropout:
       LOOM_CHECK(in[1].dtype == DType::i64 && in[1].shape == Shape{2},
                  "[dropout] generator state must be int64[2]");

@@ -144,6 +144,15 @@ void Optimizer::save(const std::string& path) const {
 }
 
 void Optimizer::load(const std::string& path) {
+  StateDict sd = read_state_dict(path);
+  try {
+    load_state_dict(sd);
+  } catch (const Error& e) {
+    fail(e.what(), " (loading ", path, ")");
+  }
+}
+
+StateDict Optimizer::read_state_dict(const std::string& path) {
   safetensors::File file = safetensors::File::open(path);
   StateDict sd;
   auto it = file.metadata().find("optimizer");
@@ -153,11 +162,7 @@ void Optimizer::load(const std::string& path) {
   read_groups(file, &sd);
   read_steps(file, &sd);
   read_tensors(file, &sd);
-  try {
-    load_state_dict(sd);
-  } catch (const Error& e) {
-    fail(e.what(), " (loading ", path, ")");
-  }
+  return sd;
 }
 
 }  // namespace loom::optim

@@ -9,6 +9,7 @@
 
 #include "train/checkpoint_files.h"
 #include "train/ddp.h"
+#include "train/fsdp_checkpoint.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -63,7 +64,8 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   } else if (!fs::is_regular_file(d / "model.safetensors", ec)) {
     require_file(d, "model.safetensors.index.json", false);
   }
-  for (const char* f : {"optimizer.safetensors", "scheduler.json", "rng_state.json"})
+  for (const char* f :
+       {fsdp ? train::kFsdpIndexFile : "optimizer.safetensors", "scheduler.json", "rng_state.json"})
     require_file(d, f, true);
 
   TrainerState loaded = TrainerState::from_json_file((d / "trainer_state.json").string());
@@ -108,7 +110,12 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   popt.strict = true;
   popt.warn = false;
   model->load_saved_weights(dir, device, popt);
-  optimizer->load((d / "optimizer.safetensors").string());
+  if (fsdp) {  // the shards from the loaded weights, then this rank's (re-sharded) state
+    fsdp->load_shards_from_params();
+    train::load_fsdp_optimizer(dir, *fsdp, *optimizer);
+  } else {
+    optimizer->load((d / "optimizer.safetensors").string());
+  }
   scheduler->load((d / "scheduler.json").string());
   const fs::path rng_file = rank_rng_file(d);
   const train::RngState r =

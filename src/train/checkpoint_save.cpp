@@ -15,6 +15,7 @@
 #include "loom/lazy.h"
 #include "train/checkpoint_files.h"
 #include "train/ddp.h"
+#include "train/fsdp_checkpoint.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -50,8 +51,13 @@ void Trainer::Impl::write_checkpoint_files(const std::string& tmp_dir) {
   const fs::path tmp = tmp_dir;
   write_model_files(tmp.string());
   if (!args.save_only_model) {
-    optimizer->save((tmp / "optimizer.safetensors").string());
-    train::checkpoint_file_written("optimizer.safetensors");
+    if (fsdp) {  // every rank wrote its optimizer_shard_<rank> already (save_checkpoint)
+      train::write_text_file((tmp / train::kFsdpIndexFile).string(), fsdp->index_json());
+      train::checkpoint_file_written(train::kFsdpIndexFile);
+    } else {
+      optimizer->save((tmp / "optimizer.safetensors").string());
+      train::checkpoint_file_written("optimizer.safetensors");
+    }
     scheduler->save((tmp / "scheduler.json").string());
     train::checkpoint_file_written("scheduler.json");
     train::RngState r;
@@ -99,6 +105,24 @@ void Trainer::Impl::gather_rank_states() {
   rank_rng_states = train::host_all_gather(train::rng_state_json(r));
 }
 
+// --fsdp: every rank writes optimizer_shard_<rank>.safetensors into the
+// checkpoint's tmp directory, which rank 0 made fresh: barrier, write,
+// barrier (rank 0 then writes the rest and renames it into place). A rank
+// whose write fails throws, which ends the job; the tmp directory is debris
+// the next start removes, the earlier checkpoints stay whole.
+void Trainer::Impl::write_optimizer_shard(const std::string& tmp_dir) {
+  std::error_code ec;
+  if (train::is_world_process_zero()) {
+    train::create_dir(args.output_dir, "[checkpoint] output_dir");
+    fs::remove_all(tmp_dir, ec);
+    train::create_dir(tmp_dir, "[checkpoint] tmp");
+  }
+  train::ddp_barrier();
+  optimizer->save((fs::path(tmp_dir) / train::fsdp_shard_file(train::ddp_rank())).string());
+  train::ddp_barrier();
+  if (train::is_world_process_zero()) train::checkpoint_file_written("optimizer shards");
+}
+
 void Trainer::Impl::save_checkpoint() {
   store_flos();
   gather_rank_states();
@@ -116,12 +140,16 @@ void Trainer::Impl::save_checkpoint() {
     if (*state.best_global_step == state.global_step || fs::exists(best, ec))
       state.best_model_checkpoint = best.string();
   }
+  if (fsdp) fsdp->materialize_params();  // full_shard: whole weights for rank 0's model file
+  const bool shards = fsdp && !args.save_only_model;
+  if (shards) write_optimizer_shard(tmp.string());
   // Rank 0 saves (xm.save); the others keep the same state and go on. Saving
-  // holds no collective, so a rank-0 failure here (disk full) cannot leave
-  // the others waiting in one: it ends the job (dist's fault handling).
+  // holds no collective (but the shards' barriers above), so a rank-0 failure
+  // here (disk full) cannot leave the others waiting in one: it ends the job
+  // (dist's fault handling).
   if (!train::is_world_process_zero()) return;
   train::create_dir(out.string(), "[checkpoint] output_dir");
-  fs::remove_all(tmp, ec);
+  if (!shards) fs::remove_all(tmp, ec);
 
   // A failed save (disk full, I/O error) takes its partial directory with
   // it, so a full disk is not left fuller; the error goes on to the caller.

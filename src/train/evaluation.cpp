@@ -138,6 +138,9 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
   data::DataLoader loader = make_loader(dataset, args.per_device_eval_batch_size, false);
   data::DeviceLoader dl(loader, device, {.prefetch = 2, .mark_step = false});
   if (device.is_lazy()) lazy::mark_step();  // keep earlier pending work out of the eval graph
+  // --fsdp full_shard: whole weights first, on every rank — the shards hold
+  // uneven batch counts, and a gather in one rank's extra batch would hang.
+  if (fsdp) fsdp->materialize_params();
   model->eval();
   NoGradGuard no_grad;
   std::vector<Tensor> batch_losses;  // per batch: mean loss * batch size, [] f32

@@ -15,6 +15,7 @@
 
 #include "loom/dataloader.h"
 #include "loom/trainer.h"
+#include "train/fsdp.h"
 
 namespace loom {
 
@@ -65,6 +66,8 @@ struct Trainer::Impl {
   TrainerState state;
   TrainerControl control;
   std::unique_ptr<optim::Optimizer> optimizer;
+  /// --fsdp: the shards the optimizer updates (train/fsdp.h); null for DDP.
+  std::unique_ptr<train::FsdpEngine> fsdp;
   std::unique_ptr<optim::LRScheduler> scheduler;
   bool shifts_labels = false;
   int64_t flos_params = 0;  ///< non-embedding parameters (transformers' floating_point_ops)
@@ -130,6 +133,7 @@ struct Trainer::Impl {
 
   // checkpoint_save.cpp / checkpoint_load.cpp
   void save_checkpoint();
+  void write_optimizer_shard(const std::string& tmp_dir);
   void gather_rank_states();
   std::vector<std::string> rank_rng_states;  ///< data parallel: rank k's rng_state JSON
   void write_checkpoint_files(const std::string& tmp_dir);

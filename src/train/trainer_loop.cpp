@@ -110,6 +110,14 @@ TrainPlan Trainer::Impl::plan(int64_t steps_in_epoch) const {
 
 void Trainer::Impl::create_optimizer_and_scheduler(int64_t max_steps) {
   auto groups = optim::weight_decay_groups(model->named_parameters(), args.weight_decay);
+  // --fsdp: the optimizer updates this rank's shards (train/fsdp.h).
+  if (const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
+      mode != train::FsdpMode::off) {
+    train::parse_fsdp_config(args.fsdp_config, train::fsdp_layer_class(model->architecture()));
+    fsdp = std::make_unique<train::FsdpEngine>(mode, groups, train::ddp_world_size(),
+                                               train::ddp_rank());
+    groups = fsdp->shard_groups(groups);
+  }
   if (args.optim == "sgd") {
     optim::SGDOptions o;
     o.lr = args.learning_rate;
@@ -378,20 +386,28 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
   std::vector<Tensor> params;
   for (const Tensor& t : model->parameters())
     if (t.requires_grad()) params.push_back(t);
-  // Data parallel: gradients are reduced before clipping, in the step graph
-  // (xm.optimizer_step), one all_reduce(mean) per bucket (train/grad_buckets.h).
-  if (train::ddp_world_size() > 1)
-    train::all_reduce_gradients(params, args.ddp_bucket_cap_mb, train::all_reduce_mean);
   const double max_norm =
       args.max_grad_norm > 0 ? args.max_grad_norm : std::numeric_limits<double>::infinity();
-  grad_norm = optim::clip_grad_norm_(params, max_norm);
+  if (fsdp) {  // --fsdp: reduce-scattered into the shards, clipped by the global norm
+    fsdp->reduce_scatter_grads();
+    grad_norm = fsdp->clip_grad_norm(max_norm);
+  } else {
+    // Data parallel: gradients are reduced before clipping, in the step graph
+    // (xm.optimizer_step), one all_reduce(mean) per bucket (train/grad_buckets.h).
+    if (train::ddp_world_size() > 1)
+      train::all_reduce_gradients(params, args.ddp_bucket_cap_mb, train::all_reduce_mean);
+    grad_norm = optim::clip_grad_norm_(params, max_norm);
+  }
   each([&](TrainerCallback& c) { c.on_pre_optimizer_step(args, state, control); });
   optimizer->step();
   each([&](TrainerCallback& c) { c.on_optimizer_step(args, state, control); });
+  if (fsdp && !fsdp->gathers_after_step()) fsdp->gather_params();
   learning_rate = scheduler->get_last_lr().at(0);  // the rate this step used
   scheduler->step();
   model->zero_grad();
+  if (fsdp) fsdp->zero_grad();
   if (device.is_lazy()) lazy::mark_step();
+  if (fsdp && fsdp->gathers_after_step()) fsdp->gather_params();  // pending: never kept whole
   state.global_step += 1;
   state.epoch = static_cast<double>(epoch) + static_cast<double>(step + 1) / p.steps_in_epoch;
   each([&](TrainerCallback& c) { c.on_step_end(args, state, control); });
@@ -427,6 +443,7 @@ void Trainer::Impl::maybe_log_save_evaluate(const Tensor& grad_norm, double lear
 
 TrainOutput Trainer::Impl::finalize(const TrainPlan& p, double start) {
   if (device.is_lazy()) lazy::mark_step();
+  if (fsdp) fsdp->materialize_params();  // every rank: rank 0 then saves them alone
   total_loss_scalar += ranks_mean(tr_loss);
   tr_loss = zero_scalar();
   const int64_t steps_this_call = state.global_step - initial_global_step;

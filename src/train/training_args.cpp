@@ -118,6 +118,10 @@ const std::vector<Field>& field_table() {
        "Several processes: mpi, or auto (default: mpi under mpirun, else one process)."},
       {"ddp_timeout", &TA::ddp_timeout,
        "Seconds a collective waits for the other ranks before the job fails."},
+      {"fsdp", &TA::fsdp,
+       "Sharded data parallel: shard_grad_op (ZeRO-2) or full_shard (ZeRO-3); empty: DDP."},
+      {"fsdp_config", &TA::fsdp_config,
+       "FSDP options as JSON (text or file): transformer_layer_cls_to_wrap."},
   };
   return table;
 }

@@ -3,7 +3,10 @@
 // needs the least of the graph first (the last layers' bucket before the
 // embedding's, whatever the traced order), and what reads the results comes
 // after every all_reduce; the schedule stays topological (the verifier) and
-// a graph without collectives is untouched.
+// a graph without collectives is untouched. In a full_shard step the
+// all_gathers of the parameter shards (graph inputs) start first, in layer
+// order (the prefetch), and the gradient's reduce_scatter right after the
+// compute it needs.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -50,6 +53,25 @@ TEST(CollectiveSchedule, AllReducesMoveUpByReadinessAndReadersMoveDown) {
   EXPECT_EQ(schedule_ops(g), want) << ir::to_text(g);
   // The same graph scheduled again is a fixed point.
   EXPECT_FALSE(make_collective_schedule()->run(g));
+}
+
+TEST(CollectiveSchedule, AllGathersOfShardsStartFirstThenTheReduceScatter) {
+  ir::Graph g = ir::parse(
+      "graph(%0: f32[2], %1: f32[2], %2: f32[4]) {\n"
+      "  %3 = log(%2) : f32[4]\n"
+      "  %4 = all_gather(%0) index=2 : f32[4]\n"
+      "  %5 = mul(%4, %2) : f32[4]\n"
+      "  %6 = all_gather(%1) index=2 : f32[4]\n"
+      "  %7 = mul(%6, %5) : f32[4]\n"
+      "  %8 = add(%7, %3) : f32[4]\n"
+      "  %9 = reduce_scatter(%8) end=2 : f32[2]\n"
+      "  return (%9)\n}\n");
+  EXPECT_TRUE(make_collective_schedule()->run(g));
+  ir::verify(g);
+  EXPECT_EQ(schedule_ops(g), (std::vector<std::string>{"all_gather", "all_gather", "log", "mul",
+                                                       "mul", "add", "reduce_scatter"}))
+      << ir::to_text(g);
+  EXPECT_EQ(g.instrs[0].operands[0], 0);  // layer 0's shard first
 }
 
 TEST(CollectiveSchedule, GraphWithoutCollectivesIsUnchanged) {

@@ -5,7 +5,9 @@
 //                 lazy, gradient) against values computed here, and an async
 //                 all_reduce completing with no MPI call from this thread
 //                 (the progress thread), 100 lazy:sim all_reduce steps (no
-//                 idle sim stream while one is in flight); prints "ok"
+//                 idle sim stream while one is in flight), the buffer and op
+//                 forms of all_gather / reduce_scatter (every dtype, sum and
+//                 mean, eager / lazy / sim, both gradients); prints "ok"
 //   throw         rank 1 throws a loom::Error while the others wait in a
 //                 barrier: the job must end non-zero with "[rank 1] ..."
 //   kill          rank 1 SIGKILLs itself while the others wait in an all_reduce
@@ -17,6 +19,7 @@
 //                 must throw naming rank 1 and the first differing item
 // Uses only the public API. Exit 0 when the scenario's checks pass.
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -128,6 +131,99 @@ void check_all_reduce_op(loom::dist::ProcessGroup& pg) {
   expect_near(g[1], -n, "gradient of all_reduce sum [1]");
 }
 
+// The group's all_gather_async / reduce_scatter_async in every dtype, and the
+// all_gather / reduce_scatter ops on every device with their gradients.
+// Rank r holds x[k] = (r + 1) * (k + 1) over W * m elements (reduce_scatter)
+// or m elements (all_gather).
+void check_gather_scatter_buffers(loom::dist::ProcessGroup& pg) {
+  const int r = pg.rank(), n = pg.world_size();
+  const double s = n * (n + 1) / 2.0;
+  const size_t m = 5;
+  for (DataType t : {DataType::f32, DataType::f64, DataType::bf16, DataType::f16, DataType::i32,
+                     DataType::i64}) {
+    const std::string name = loom::dist::data_type_name(t);
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::mean}) {
+      std::vector<double> in(m * n), out(m);
+      for (size_t k = 0; k < in.size(); ++k) in[k] = (r + 1) * double(k + 1);
+      loom::DType dt = t == DataType::f32    ? loom::DType::f32
+                       : t == DataType::bf16 ? loom::DType::bf16
+                       : t == DataType::f16  ? loom::DType::f16
+                       : t == DataType::i32  ? loom::DType::i32
+                       : t == DataType::i64  ? loom::DType::i64
+                                             : loom::DType::f32;
+      if (t == DataType::f64) {  // no loom dtype: the raw buffer form only
+        pg.reduce_scatter_async(in.data(), out.data(), m, t, op)->wait();
+      } else {
+        std::vector<float> fin(in.begin(), in.end());
+        loom::Tensor x = loom::tensor(fin, {static_cast<int64_t>(in.size())}).to(dt);
+        std::vector<uint8_t> buf(m * loom::dtype_size(dt));
+        pg.reduce_scatter_async(x.data(), buf.data(), m, t, op)->wait();
+        loom::Tensor y = loom::from_blob(buf.data(), {static_cast<int64_t>(m)}, dt);
+        std::vector<double> v = y.to(loom::DType::f32).to_vector<double>();
+        out.assign(v.begin(), v.end());
+      }
+      for (size_t k = 0; k < m; ++k) {
+        double want = s * double(r * m + k + 1) / (op == ReduceOp::mean ? n : 1);
+        if (t == DataType::i32 || t == DataType::i64) want = std::trunc(want);
+        if (t == DataType::bf16 || t == DataType::f16)
+          want = loom::tensor({float(want)}, {1}).to(dt).to(loom::DType::f32).item();
+        expect_near(out[k], want, "reduce_scatter " + name + " " + reduce_op_name(op));
+      }
+    }
+  }
+  std::vector<int32_t> mine(m), all(m * n);
+  for (size_t k = 0; k < m; ++k) mine[k] = 100 * r + int32_t(k);
+  pg.all_gather_async(mine.data(), all.data(), m * sizeof(int32_t))->wait();
+  for (int q = 0; q < n; ++q)
+    for (size_t k = 0; k < m; ++k) expect_near(all[q * m + k], 100 * q + k, "all_gather buffer");
+}
+
+// The ops: on cpu, lazy and lazy:sim, all_gather then reduce_scatter(mean)
+// returns each rank's own x (every rank gathered the same rows, so block r
+// of their mean is x_r) and reduce_scatter(sum) W * x_r; and the gradients:
+// d/dx sum(all_gather(x) * w_r) = sum_q w_q[block r] (reduce_scatter sum);
+// d/dx sum(reduce_scatter(x) * w_r) = stacked w (all_gather).
+void check_gather_scatter_ops(loom::dist::ProcessGroup& pg) {
+  const int r = pg.rank(), n = pg.world_size();
+  for (const char* dev : {"cpu", "lazy", "lazy:sim"}) {
+    for (int step = 0; step < 2; ++step) {
+      loom::Tensor x = loom::tensor({1.f * (r + 1), 2.f * (r + 1)}, {1, 2}, dev);
+      loom::Tensor g = loom::all_gather(x);                         // [n, 2]
+      loom::Tensor back = loom::reduce_scatter(g, ReduceOp::mean);  // [1, 2] = x
+      loom::Tensor sum = loom::reduce_scatter(g, ReduceOp::sum);    // n * x
+      loom::lazy::mark_step();
+      std::vector<float> vg = g.to_vector<float>(), vb = back.to_vector<float>(),
+                         vs = sum.to_vector<float>();
+      if (vg.size() != size_t(2 * n)) ++g_failures;
+      for (int q = 0; q < n && vg.size() == size_t(2 * n); ++q) {
+        expect_near(vg[2 * q], q + 1, std::string(dev) + " all_gather op [q, 0]");
+        expect_near(vg[2 * q + 1], 2 * (q + 1), std::string(dev) + " all_gather op [q, 1]");
+      }
+      expect_near(vb[1], 2 * (r + 1), std::string(dev) + " reduce_scatter mean op");
+      expect_near(vs[0], n * (r + 1), std::string(dev) + " reduce_scatter sum op");
+    }
+  }
+  loom::Tensor x = loom::tensor({1.f, 2.f}, {1, 2}, "lazy");
+  x.requires_grad_(true);
+  std::vector<float> w(2 * n);
+  for (int k = 0; k < 2 * n; ++k) w[k] = float((r + 1) * (k + 1));
+  loom::Tensor loss = loom::sum(loom::all_gather(x) * loom::tensor(w, {n, 2}, "lazy"));
+  loss.backward();
+  std::vector<float> gx = x.grad().to_vector<float>();
+  const double s = n * (n + 1) / 2.0;
+  expect_near(gx[0], s * (2 * r + 1), "gradient of all_gather [0]");
+  expect_near(gx[1], s * (2 * r + 2), "gradient of all_gather [1]");
+  loom::Tensor z = loom::tensor(std::vector<float>(2 * n, 1.f), {n, 2}, "lazy");
+  z.requires_grad_(true);
+  loom::Tensor wr = loom::tensor({1.f * (r + 1), -1.f}, {1, 2}, "lazy");
+  loom::sum(loom::reduce_scatter(z, ReduceOp::sum) * wr).backward();
+  std::vector<float> gz = z.grad().to_vector<float>();
+  for (int q = 0; q < n; ++q) {
+    expect_near(gz[2 * q], q + 1, "gradient of reduce_scatter [q, 0]");
+    expect_near(gz[2 * q + 1], -1, "gradient of reduce_scatter [q, 1]");
+  }
+}
+
 // Many lazy:sim steps of two all_reduces, each started and waited for on the
 // sim stream while the progress thread tests it. The regression: the wait
 // was a later stream item, so the stream could go idle in between (sim
@@ -178,6 +274,8 @@ int run_collectives() {
   expect_near(pg.world_size(), env.world_size, "world size from the environment");
   check_buffer_collectives(pg);
   check_all_reduce_op(pg);
+  check_gather_scatter_buffers(pg);
+  check_gather_scatter_ops(pg);
   check_sim_steps_with_progress_thread(pg);
   if (pg.world_size() > 1) check_progress_without_mpi_calls(pg);
   loom::dist::check_same_on_all_ranks("arguments", std::string("--learning_rate 1e-3"));

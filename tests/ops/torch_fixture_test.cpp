@@ -372,10 +372,12 @@ TEST(TorchFixtureCoverage, EveryOpKindHasACase) {
       covered.insert(entry->second.kinds.begin(), entry->second.kinds.end());
     }
   }
-  // all_reduce: one process is the identity (op tests); its values over
-  // several ranks are checked under mpirun (tests/distributed/dist_worker.cpp).
-  const std::set<OpKind> random = {OpKind::k_dropout, OpKind::k_normal, OpKind::k_uniform,
-                                   OpKind::k_fused_linear_cross_entropy, OpKind::k_all_reduce};
+  // all_reduce, all_gather, reduce_scatter: one process is the identity (op tests); their values
+  // over several ranks are checked under mpirun (tests/distributed/dist_worker.cpp).
+  const std::set<OpKind> random = {OpKind::k_dropout,       OpKind::k_normal,
+                                   OpKind::k_uniform,       OpKind::k_fused_linear_cross_entropy,
+                                   OpKind::k_all_reduce,    OpKind::k_all_gather,
+                                   OpKind::k_reduce_scatter};
   for (int k = 0; k < ops::kNumOps; ++k) {
     OpKind op = static_cast<OpKind>(k);
     if (random.count(op)) continue;

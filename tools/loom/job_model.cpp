@@ -20,6 +20,8 @@
 #include "loom/model_registry.h"
 #include "loom/models.h"
 #include "loom/nn.h"
+#include "train/ddp.h"
+#include "train/fsdp_options.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -201,9 +203,13 @@ ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer) {
 
 void check_training_fits(const ModelPlan& plan, const TrainingArguments& args) {
   const bool sgd = args.optim == "sgd";
-  const double copies = sgd ? 2 : 4;
-  const std::string why =
-      sgd ? "weights and gradients" : "weights, gradients and AdamW's two moments";
+  // Copies per rank of the chosen mode (train/fsdp_options.h: sharded, less).
+  const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
+  const double copies =
+      train::fsdp_memory_per_rank(mode, train::ddp_world_size(), 1, 0, sgd ? 0 : 2).total() / 4;
+  std::string why = sgd ? "weights and gradients" : "weights, gradients and AdamW's two moments";
+  if (mode != train::FsdpMode::off)
+    why += std::string(" per rank with --fsdp ") + train::fsdp_mode_name(mode);
   model_type_entry(plan.model_type)
       .check_fits(plan.config_json, plan.config_where, "[loom train]", copies, why);
 }

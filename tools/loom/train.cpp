@@ -26,6 +26,7 @@
 #include "loom/metrics.h"
 #include "plot.h"
 #include "train/ddp.h"
+#include "train/fsdp_options.h"
 #include "train/output_dir_lock.h"
 
 namespace loom::cli {
@@ -37,6 +38,24 @@ int64_t parameter_count(const PretrainedModel& model) {
   int64_t n = 0;
   for (const Tensor& p : model.parameters()) n += p.numel();
   return n;
+}
+
+// Bytes per rank of the model's state in the chosen mode (train/fsdp_options.h).
+void print_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
+  int64_t trainable = 0;
+  for (const Tensor& p : job.model->parameters())
+    if (p.requires_grad()) trainable += p.numel();
+  const int64_t all = parameter_count(*job.model);
+  const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
+  const train::FsdpMemory m = train::fsdp_memory_per_rank(
+      mode, train::ddp_world_size(), static_cast<double>(trainable),
+      static_cast<double>(all - trainable), args.optim == "sgd" ? 0 : 2);
+  std::printf(
+      "  memory per rank (%s, f32): parameters %.1f MB (at rest %.1f MB), gradients %.1f MB, "
+      "optimizer state %.1f MB, total %.1f MB; activations: ArenaAllocatedBytes in "
+      "lazy_metrics.json\n",
+      mode == train::FsdpMode::off ? "ddp" : train::fsdp_mode_name(mode), m.params / 1e6,
+      m.params_at_rest / 1e6, m.grads / 1e6, m.optimizer / 1e6, m.total() / 1e6);
 }
 
 void print_plan(const PreparedJob& job, const TrainingArguments& args) {
@@ -58,6 +77,7 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
         static_cast<long long>(args.per_device_train_batch_size),
         static_cast<long long>(w * args.per_device_train_batch_size *
                                args.gradient_accumulation_steps));
+  if (train::ddp_world_size() > 1 || !args.fsdp.empty()) print_memory_plan(job, args);
   if (job.model->saved_weights_file() != "model.safetensors") {
     int64_t trainable = 0;
     for (const Tensor& p : job.model->parameters())

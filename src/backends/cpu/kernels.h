@@ -71,6 +71,9 @@ void permute_copy(const void* src, const Shape& shape, const std::vector<int64_t
 void cpu_dropout(const OpCall& call);
 // all_reduce.cpp: copies the operand and reduces it over the process group.
 void cpu_all_reduce(const OpCall& call);
+// all_gather / reduce_scatter over the process group (same file).
+void cpu_all_gather(const OpCall& call);
+void cpu_reduce_scatter(const OpCall& call);
 void cpu_uniform(const OpCall& call);
 void cpu_normal(const OpCall& call);
 
