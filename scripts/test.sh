@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # scripts/test.sh: installs what is missing, builds loom and runs every test,
 # then builds and runs them again under AddressSanitizer + UndefinedBehavior-
-# Sanitizer, then runs each libFuzzer harness of fuzz/ for a short fixed time
-# (scripts/fuzz.sh). Exits non-zero on the first failure and prints each
-# phase's time. Budget: under 30 minutes on 2 cores from a fresh Debian
-# bookworm machine (the fuzz phase: about 2 minutes of build, 9 x 15 s of runs).
+# Sanitizer, then the tests that start threads under ThreadSanitizer, then runs
+# each libFuzzer harness of fuzz/ for a short fixed time (scripts/fuzz.sh).
+# Exits non-zero on the first failure and prints each phase's time. Budget:
+# under 30 minutes on 2 cores from a fresh Debian bookworm machine (the fuzz
+# phase: about 2 minutes of build, 9 x 15 s of runs; tsan: about 8 minutes).
 # Under CI=true, MPI is required (-DLOOM_MPI=ON): with AUTO a machine without
 # Open MPI would turn every multi-rank test into a skip and CI would still pass.
 #
 # Environment (all optional):
 #   LOOM_SKIP_ASAN=1        skip the sanitizer and fuzz phases (quick local runs; CI runs them)
 #   LOOM_SKIP_FUZZ=1        skip the fuzz phase only
+#   LOOM_SKIP_TSAN=1        skip the ThreadSanitizer phase only
+#   LOOM_TSAN_BUILD_DIR=dir ThreadSanitizer build folder (default: build-tsan)
 #   LOOM_FUZZ_SECONDS=s     run time of each fuzz harness    (default: 15)
 #   LOOM_MPI=ON|AUTO|OFF    the mpi ProcessGroup         (default: ON under CI=true, else AUTO)
 #   LOOM_BUILD_DIR=dir      main build folder            (default: build)
@@ -61,6 +64,29 @@ phase "asan configure" configure "$asan_dir" \
   -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON -DLOOM_MPI="$mpi"
 phase "asan build" cmake --build "$asan_dir" -j"$LOOM_JOBS"
 phase "asan test" run_ctest "$asan_dir"
+
+# ThreadSanitizer: only the tests that start threads (CMakeLists.txt's
+# LOOM_TSAN_TESTS: lazy:sim's stream, the executor, DataLoader workers, the
+# DeviceLoader, MPI collectives and DDP through the CLI) and the mpirun cases.
+# OMP_NUM_THREADS=1: libgomp is not built with TSan, so its barriers are
+# invisible and every OpenMP loop would be reported; with one thread OpenMP
+# starts none, and the threads loom starts itself are what is checked.
+# Reports fail the test (exitcode 66); known-benign ones are in
+# tests/tsan.supp, each with its reason.
+if [[ "${LOOM_SKIP_TSAN:-0}" == "1" ]]; then
+  log "LOOM_SKIP_TSAN=1: skipping the ThreadSanitizer phase"
+else
+  tsan_dir="${LOOM_TSAN_BUILD_DIR:-build-tsan}"
+  phase "tsan configure" configure "$tsan_dir" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=thread -DLOOM_UNITY_BUILD=ON -DLOOM_MPI="$mpi"
+  phase "tsan build" cmake --build "$tsan_dir" -j"$LOOM_JOBS" --target loom_tests
+  # Test names with a dot are the gtest cases of the TSan binary; dist_* the mpirun ones.
+  phase "tsan test" env OMP_NUM_THREADS=1 \
+    TSAN_OPTIONS="exitcode=66:halt_on_error=0:second_deadlock_stack=1:suppressions=$LOOM_ROOT/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+    ctest --test-dir "$tsan_dir" --output-on-failure --no-tests=error \
+    --timeout "$test_timeout" -j"$LOOM_JOBS" -R '\.|^dist_'
+fi
 
 if [[ "${LOOM_SKIP_FUZZ:-0}" == "1" ]]; then
   log "LOOM_SKIP_FUZZ=1: skipping the fuzz phase"

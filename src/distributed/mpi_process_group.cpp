@@ -15,8 +15,11 @@
 #include <functional>
 #include <iostream>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "core/host_name.h"
 #endif
 
 #include "loom/error.h"
@@ -51,6 +54,29 @@ void mpi_check_usable(const char* what) {
          "in this job");
 }
 
+// Host name of every rank of MPI_COMM_WORLD (gathered once at start-up by
+// mpi_gather_hosts), so that a timeout can name the peers it waited for.
+std::vector<std::string>& mpi_hosts() {
+  static std::vector<std::string> hosts;
+  return hosts;
+}
+
+// "rank 1 on hostb" for each other rank (the first 8), for timeout messages:
+// the rank that stopped, or whose link is down, is one of them.
+std::string mpi_peers() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const auto& hosts = mpi_hosts();
+  std::string out;
+  int listed = 0;
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    if (static_cast<int>(r) == rank) continue;
+    if (++listed > 8) return out + ", ... (" + std::to_string(hosts.size() - 1) + " peers)";
+    out += (out.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) + " on " + hosts[r];
+  }
+  return out.empty() ? "no peer" : out;
+}
+
 // Polls `request` until it completes or `timeout` passes (then throws, and
 // poisons MPI: the request stays in flight).
 // Yields at first, then sleeps up to 1 ms between polls, so a rank waiting
@@ -72,7 +98,8 @@ void mpi_wait(MPI_Request& request, std::chrono::seconds timeout, const char* wh
     if (std::chrono::steady_clock::now() > deadline) {
       mpi_poison();
       fail("[dist] ", what, " timed out after ", timeout.count(),
-           " s (a rank stopped or never reached it; --ddp_timeout sets the limit)");
+           " s (a rank stopped or never reached it, or the network to it is down; waiting for ",
+           mpi_peers(), "; --ddp_timeout sets the limit)");
     }
     if (polls < 64) {
       std::this_thread::yield();
@@ -345,9 +372,17 @@ class MpiProcessGroup final : public ProcessGroup {
   std::string_view backend_name() const override { return "mpi"; }
   [[noreturn]] void abort(int code) override {
     std::cerr.flush();
+    // MPI_Abort asks mpirun to kill the job and may never return when the
+    // network to the other hosts is down (it waits on their daemons): this
+    // rank then ends on its own after kAbortGraceSeconds.
+    std::thread([code] {
+      std::this_thread::sleep_for(std::chrono::seconds(kAbortGraceSeconds));
+      std::_Exit(code);
+    }).detach();
     MPI_Abort(comm_, code);
     std::_Exit(code);
   }
+  static constexpr int kAbortGraceSeconds = 3;
 
  protected:
   std::unique_ptr<Work> start_all_reduce(void* data, size_t count, DataType type,
@@ -444,10 +479,32 @@ void mpi_init_once() {
              provided, " (needs MPI_THREAD_SERIALIZED or more)");
 }
 
+// Fills mpi_hosts() once: every rank's host name (64 bytes each), gathered
+// with the default timeout like any collective.
+void mpi_gather_hosts() {
+  if (!mpi_hosts().empty()) return;
+  constexpr size_t kLen = 64;
+  std::string mine = host_name();
+  mine.resize(kLen - 1);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<char> all(kLen * static_cast<size_t>(size));
+  MPI_Request r;
+  {
+    std::lock_guard<std::mutex> lock(mpi_mutex());
+    mpi_check(MPI_Iallgather(mine.c_str(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR,
+                             MPI_COMM_WORLD, &r),
+              "all_gather of host names");
+  }
+  mpi_wait(r, std::chrono::seconds(1800), "all_gather of host names");
+  for (int i = 0; i < size; ++i) mpi_hosts().emplace_back(all.data() + kLen * i);
+}
+
 }  // namespace
 
 std::unique_ptr<ProcessGroup> make_mpi_process_group() {
   mpi_init_once();
+  mpi_gather_hosts();
   return std::make_unique<MpiProcessGroup>(MPI_COMM_WORLD, false);
 }
 

@@ -9,24 +9,43 @@
 #     this script called as `two_hosts.sh --agent HOST COMMAND...`, which enters
 #     that host's namespaces instead of ssh-ing;
 #   - --mca btl tcp,self (no shared memory) and both TCP interfaces limited
-#     to the veth subnet, so the ranks' traffic crosses the veth pair.
+#     to the veth subnet, so the ranks' traffic crosses the veth pair;
+#   - TCP keepalive on mpirun's links to its daemons after 5 s idle, 3 probes
+#     1 s apart: a dead link ends the job in seconds (Open MPI's default,
+#     300 s + 9 x 20 s, would keep mpirun waiting 8 minutes after the ranks
+#     have stopped).
+# --cut-link REGEX SECONDS: when the output first matches REGEX, hostb's end
+# of the veth pair is set down (`ip link set down`: the network between the
+# ranks is cut mid-run); the job must then end within SECONDS, else FAIL.
+# LOOM_TWO_HOSTS_TAG=x (default empty) suffixes the namespace and veth names,
+# so that two such jobs (other users of the machine) do not remove each other's.
 # Exit code: CMD's job's (with --expect, 1 as well when the output does not
-# match each extended regex REGEX); 77 (CTest SKIP_RETURN_CODE) with a message when
+# match each extended regex REGEX; with --cut-link, 0 when the job ended, for
+# any reason, in time after the cut and matched every --expect); 77 (CTest SKIP_RETURN_CODE) with a message when
 # not root, or ip / unshare / mpirun are missing, or namespaces cannot be
 # made. The namespaces and /etc/netns entries are removed on every exit.
 set -uo pipefail
 self=$(readlink -f "${BASH_SOURCE[0]}")
 
+tag=${LOOM_TWO_HOSTS_TAG:-}
 if [[ ${1:-} == --agent ]]; then  # the rsh agent: HOST COMMAND...
   host=$2
   shift 2
-  exec ip netns exec "loom_$host" unshare --uts sh -c "hostname $host && $*"
+  exec ip netns exec "loom_$host$tag" unshare --uts sh -c "hostname $host && $*"
 fi
 
 expect=()  # --expect may be given more than once: every regex must match
-while [[ ${1:-} == --expect ]]; do
-  expect+=("$2")
-  shift 2
+cut_when=""
+cut_within=0
+while [[ ${1:-} == --expect || ${1:-} == --cut-link ]]; do
+  if [[ $1 == --expect ]]; then
+    expect+=("$2")
+    shift 2
+  else
+    cut_when=$2
+    cut_within=$3
+    shift 3
+  fi
 done
 skip() {
   echo "SKIP: $*"
@@ -43,23 +62,27 @@ done
 # run is removed here rather than piling up.
 net=10.231.77
 out=$(mktemp)
+cut_at=$(mktemp)
+nsa=loom_hosta$tag nsb=loom_hostb$tag va=loomva$tag vb=loomvb$tag
+watcher=""
 cleanup() {
-  rm -f "$out"
-  ip netns del loom_hosta 2>/dev/null
-  ip netns del loom_hostb 2>/dev/null
-  rm -rf /etc/netns/loom_hosta /etc/netns/loom_hostb
+  [[ -z $watcher ]] || kill "$watcher" 2>/dev/null
+  rm -f "$out" "$cut_at"
+  ip netns del $nsa 2>/dev/null
+  ip netns del $nsb 2>/dev/null
+  rm -rf /etc/netns/$nsa /etc/netns/$nsb
 }
 cleanup
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ip netns add loom_hosta 2>/dev/null || skip "cannot create a network namespace (ip netns add failed)"
-ip netns add loom_hostb || exit 1
-ip link add loomva type veth peer name loomvb || skip "cannot create a veth pair"
-ip link set loomva netns loom_hosta && ip link set loomvb netns loom_hostb || exit 1
-ip -n loom_hosta addr add $net.1/24 dev loomva && ip -n loom_hostb addr add $net.2/24 dev loomvb || exit 1
-for ns in loom_hosta loom_hostb; do
-  ip -n $ns link set lo up && ip -n $ns link set "loomv${ns: -1}" up || exit 1
+ip netns add $nsa 2>/dev/null || skip "cannot create a network namespace (ip netns add failed)"
+ip netns add $nsb || exit 1
+ip link add $va type veth peer name $vb || skip "cannot create a veth pair"
+ip link set $va netns $nsa && ip link set $vb netns $nsb || exit 1
+ip -n $nsa addr add $net.1/24 dev $va && ip -n $nsb addr add $net.2/24 dev $vb || exit 1
+for ns in $nsa $nsb; do
+  ip -n $ns link set lo up && ip -n $ns link set "loomv${ns:9:1}$tag" up || exit 1
   mkdir -p /etc/netns/$ns
   printf '127.0.0.1 localhost\n%s.1 hosta\n%s.2 hostb\n' $net $net >/etc/netns/$ns/hosts
 done
@@ -71,15 +94,42 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 # The command line mpirun runs in hosta's namespaces (quoted once for sh -c).
 cmd=$(printf '%q ' mpirun -np 2 --host hosta,hostb --oversubscribe --bind-to none \
   --mca plm_rsh_agent "$self --agent" --mca btl tcp,self \
-  --mca btl_tcp_if_include $net.0/24 --mca oob_tcp_if_include $net.0/24 "$@")
+  --mca btl_tcp_if_include $net.0/24 --mca oob_tcp_if_include $net.0/24 \
+  --mca oob_tcp_keepalive_time 5 --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 \
+  "$@")
+if [[ -n $cut_when ]]; then  # cuts the link once the output matches cut_when
+  (
+    until grep -Eq -- "$cut_when" "$out" 2>/dev/null; do sleep 0.2; done
+    ip -n $nsb link set $vb down && date +%s.%N >"$cut_at" &&
+      echo "two_hosts: link $vb on hostb set down (output matched /$cut_when/)"
+  ) &
+  watcher=$!
+fi
 timeout -k 5 "${LOOM_TWO_HOSTS_TIMEOUT:-240}" \
-  ip netns exec loom_hosta unshare --uts sh -c "hostname hosta && exec $cmd" 2>&1 | tee "$out"
+  ip netns exec $nsa unshare --uts sh -c "hostname hosta && exec $cmd" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
-echo "two_hosts: exit code $rc; veth bytes received on hostb: $(ip -n loom_hostb -s link show loomvb | awk '/RX:/{getline; print $1}')"
+ended=$(date +%s.%N)
+echo "two_hosts: exit code $rc; veth bytes received on hostb: $(ip -n $nsb -s link show $vb | awk '/RX:/{getline; print $1}')"
+matched=1
 for e in "${expect[@]}"; do
   if ! grep -Eq -- "$e" "$out"; then
     echo "FAIL: output does not match /$e/"
+    matched=0
     [[ $rc -ne 0 ]] || rc=1
   fi
 done
+if [[ -n $cut_when ]]; then
+  if [[ ! -s $cut_at ]]; then
+    echo "FAIL: the output never matched /$cut_when/, so the link was never cut"
+    exit 1
+  fi
+  took=$(awk -v a="$(cat "$cut_at")" -v b="$ended" 'BEGIN { printf "%.1f", b - a }')
+  echo "two_hosts: the job ended ${took} s after the link was cut (limit ${cut_within} s)"
+  if awk -v t="$took" -v l="$cut_within" 'BEGIN { exit !(t > l) }'; then
+    echo "FAIL: the job took longer than ${cut_within} s to end after the cut"
+    exit 1
+  fi
+  [[ $matched -eq 1 ]] || exit 1
+  exit 0
+fi
 exit $rc

@@ -62,10 +62,13 @@ std::string apply_config_overrides(const std::string& config_json, const std::st
 
 /// Tokenized datasets of a job.
 struct JobData {
-  std::shared_ptr<data::InMemoryDataset> train;  ///< null unless asked for
-  std::shared_ptr<data::InMemoryDataset> eval;   ///< null when there is no eval data
-  std::vector<std::string> label_names;          ///< classification class names (may be empty)
-  int64_t num_labels = 0;                        ///< classification classes
+  /// Null unless asked for. A .txt language-modelling file gives a
+  /// data::TokenBlockDataset over its token cache (loom/token_cache.h);
+  /// tables give examples in memory.
+  std::shared_ptr<const data::Dataset> train;
+  std::shared_ptr<const data::Dataset> eval;  ///< null when there is no eval data
+  std::vector<std::string> label_names;       ///< classification class names (may be empty)
+  int64_t num_labels = 0;                     ///< classification classes
 };
 
 /// Loads and tokenizes the job's files for `plan.task`: causal-lm concatenates

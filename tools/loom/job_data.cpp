@@ -16,11 +16,20 @@
 #include "job.h"
 #include "loom/dist.h"
 #include "loom/error.h"
+#include "loom/token_cache.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The classification split as load_classification_data builds it: examples in
+// memory, so that labels can be collected and remapped.
+struct ClassificationData {
+  std::shared_ptr<data::InMemoryDataset> train, eval;
+  std::vector<std::string> label_names;
+  int64_t num_labels = 0;
+};
 
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
@@ -139,35 +148,108 @@ int64_t lm_block_size(const JobArgs& job, const ModelPlan& plan) {
   return block;
 }
 
-// causal-lm / masked-lm: train and eval blocks.
+// Keeps the first `n` examples (datasets' select(range(n))).
+void truncate(std::shared_ptr<data::InMemoryDataset>& ds, const std::optional<int64_t>& n) {
+  if (!ds || !n || *n >= ds->size()) return;
+  const auto& ex = ds->examples();
+  ds = std::make_shared<data::InMemoryDataset>(std::vector(ex.begin(), ex.begin() + *n),
+                                               ds->label_names());
+}
+
+// One split of a language-modelling .txt file, streamed through the token
+// cache (loom/token_cache.h): lines after (or, `head`, within) the first
+// `pct` %, blocks read from the cached token file. Null for an empty head.
+std::shared_ptr<const data::Dataset> streamed_lm_blocks(const Tokenizer& tok, const JobArgs& job,
+                                                        const std::string& path, int64_t pct,
+                                                        bool head, int64_t block, bool mlm,
+                                                        bool keep_breaks,
+                                                        const std::optional<int64_t>& max,
+                                                        const std::string& what) {
+  const EncodeOptions opts = stream_options(tok, mlm);
+  auto encode = [&tok, &opts](const std::vector<std::string>& lines) {
+    std::vector<Encoding> enc = tok.encode_batch(lines, opts);
+    std::vector<std::vector<int32_t>> ids(enc.size());
+    for (size_t i = 0; i < enc.size(); ++i) ids[i] = std::move(enc[i].ids);
+    return ids;
+  };
+  const std::string tok_dir =
+      job.tokenizer_name.empty() ? job.model_name_or_path : job.tokenizer_name;
+  data::TokenCacheKey key{.tokenizer = data::tokenizer_fingerprint(tok_dir),
+                          .flags = std::string("special_tokens=") + (mlm ? "1" : "0")};
+  data::TokenFileSource src{
+      .path = path, .keep_linebreaks = keep_breaks, .skip_percent = pct, .head_only = head};
+  data::TokenCacheReport r;
+  auto file = data::tokenize_to_cache(src, encode, key, {}, &r);
+  if (r.hit) {
+    std::printf("[data] %s: token cache hit %s (%lld lines, %lld tokens, %.2f s)\n", what.c_str(),
+                r.cache_path.c_str(), static_cast<long long>(r.lines),
+                static_cast<long long>(r.tokens), r.seconds);
+  } else {
+    std::printf(
+        "[data] %s: tokenized %lld lines (%.1f MB) into %lld tokens in %.1f s (%.1f MB/s), "
+        "cached in %s (%s)\n",
+        what.c_str(), static_cast<long long>(r.lines), r.text_bytes / 1e6,
+        static_cast<long long>(r.tokens), r.seconds, r.text_bytes / 1e6 / std::max(r.seconds, 1e-9),
+        r.cache_path.c_str(), r.rebuilt.c_str());
+  }
+  std::fflush(stdout);
+  if (head && r.lines == 0) return nullptr;
+  auto ds = std::make_shared<data::TokenBlockDataset>(file, block, !mlm, max.value_or(-1));
+  LOOM_CHECK(file->size() >= block, "[data] ", what, " has ", file->size(),
+             " tokens, fewer than one block of ", block, " (lower --",
+             mlm ? "max_seq_length" : "block_size", ")");
+  return ds;
+}
+
+// causal-lm / masked-lm: train and eval blocks. A .txt file is streamed
+// through the token cache; a table's text column is tokenized in memory.
 void load_lm_data(JobData& out, const JobArgs& job, const ModelPlan& plan, const Tokenizer& tok,
                   bool want_train, bool want_eval) {
   const bool mlm = plan.task == "masked-lm";
   const int64_t block = lm_block_size(job, plan);
   const bool keep_breaks = !mlm && job.keep_linebreaks;
   const bool split = want_eval && job.validation_file.empty();
-  if (want_train || split) {
+  const std::string split_what = "the validation split of '" + job.train_file + "' (" +
+                                 std::to_string(job.validation_split_percentage) + "%)";
+  const std::string train_what = "--train_file '" + job.train_file + "'";
+  const int64_t pct = split ? job.validation_split_percentage : 0;
+  if (is_text_file(job.train_file) && (want_train || split)) {
+    if (split)
+      out.eval = streamed_lm_blocks(tok, job, job.train_file, pct, true, block, mlm, keep_breaks,
+                                    job.max_eval_samples, split_what);
+    if (want_train)
+      out.train = streamed_lm_blocks(tok, job, job.train_file, pct, false, block, mlm, keep_breaks,
+                                     job.max_train_samples, train_what);
+  } else if (want_train || split) {
     TextLines where;
     std::vector<std::string> texts = read_texts(job.train_file, job, keep_breaks, where);
     size_t held = split ? split_rows(texts.size(), job.validation_split_percentage) : 0;
     if (split && held > 0) {
       std::vector<std::string> head(texts.begin(), texts.begin() + static_cast<int64_t>(held));
-      out.eval = lm_blocks(tok, head, block, mlm,
-                           "the validation split of '" + job.train_file + "' (" +
-                               std::to_string(job.validation_split_percentage) + "%)",
-                           where);
+      auto eval = lm_blocks(tok, head, block, mlm, split_what, where);
+      truncate(eval, job.max_eval_samples);
+      out.eval = eval;
     }
     if (want_train) {
       texts.erase(texts.begin(), texts.begin() + static_cast<int64_t>(held));
       where.lines.erase(where.lines.begin(), where.lines.begin() + static_cast<int64_t>(held));
-      out.train = lm_blocks(tok, texts, block, mlm, "--train_file '" + job.train_file + "'", where);
+      auto train = lm_blocks(tok, texts, block, mlm, train_what, where);
+      truncate(train, job.max_train_samples);
+      out.train = train;
     }
   }
   if (want_eval && !job.validation_file.empty()) {
-    TextLines where;
-    std::vector<std::string> texts = read_texts(job.validation_file, job, keep_breaks, where);
-    out.eval =
-        lm_blocks(tok, texts, block, mlm, "--validation_file '" + job.validation_file + "'", where);
+    const std::string what = "--validation_file '" + job.validation_file + "'";
+    if (is_text_file(job.validation_file)) {
+      out.eval = streamed_lm_blocks(tok, job, job.validation_file, 0, false, block, mlm,
+                                    keep_breaks, job.max_eval_samples, what);
+    } else {
+      TextLines where;
+      std::vector<std::string> texts = read_texts(job.validation_file, job, keep_breaks, where);
+      auto eval = lm_blocks(tok, texts, block, mlm, what, where);
+      truncate(eval, job.max_eval_samples);
+      out.eval = eval;
+    }
   }
 }
 
@@ -237,7 +319,7 @@ void map_labels(std::shared_ptr<data::InMemoryDataset>& ds, const std::map<int64
 // 0..n-1 are kept as they are (names stay empty: LABEL_i). `given` are the
 // integer names of a fine-tuned classifier, which fix the mapping instead.
 // Negative labels (GLUE's -1 "no label") are left for check_label_range.
-void remap_integer_labels(JobData& out, const std::vector<std::string>& given,
+void remap_integer_labels(ClassificationData& out, const std::vector<std::string>& given,
                           std::vector<std::string>& names) {
   std::map<int64_t, int64_t> id_of;
   if (!given.empty()) {
@@ -269,7 +351,7 @@ void check_label_range(const data::InMemoryDataset* ds, int64_t num_labels,
                "label_to_id), and a negative label (GLUE's -1 'no label') is not a class");
 }
 
-void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan& plan,
+void load_classification_data(ClassificationData& out, const JobArgs& job, const ModelPlan& plan,
                               const Tokenizer& tok, bool want_train, bool want_eval) {
   const bool split = want_eval && job.validation_file.empty();
   // A classifier fine-tuned on remapped integer labels reads its files' integers raw;
@@ -327,14 +409,6 @@ void load_classification_data(JobData& out, const JobArgs& job, const ModelPlan&
                         eval_file + "'");
 }
 
-// Keeps the first `n` examples (datasets' select(range(n))).
-void truncate(std::shared_ptr<data::InMemoryDataset>& ds, const std::optional<int64_t>& n) {
-  if (!ds || !n || *n >= ds->size()) return;
-  const auto& ex = ds->examples();
-  ds = std::make_shared<data::InMemoryDataset>(std::vector(ex.begin(), ex.begin() + *n),
-                                               ds->label_names());
-}
-
 }  // namespace
 
 JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer& tokenizer,
@@ -359,7 +433,11 @@ JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer
                " positions");
   JobData out;
   if (plan.task == "text-classification") {
-    load_classification_data(out, job, plan, tokenizer, want_train, want_eval);
+    ClassificationData c;
+    load_classification_data(c, job, plan, tokenizer, want_train, want_eval);
+    truncate(c.train, job.max_train_samples);
+    truncate(c.eval, job.max_eval_samples);
+    out = {c.train, c.eval, c.label_names, c.num_labels};
   } else {
     load_lm_data(out, job, plan, tokenizer, want_train, want_eval);
   }
@@ -368,8 +446,6 @@ JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer
   LOOM_CHECK(!want_eval || (out.eval && out.eval->size() > 0),
              "[data] no evaluation example (the validation split of ",
              job.validation_split_percentage, "% of '", job.train_file, "' is empty)");
-  truncate(out.train, job.max_train_samples);
-  truncate(out.eval, job.max_eval_samples);
   return out;
 }
 
