@@ -56,6 +56,14 @@ TEST(EvalShard, StridedShardsWithoutPadding) {
   EXPECT_EQ(EvalShardSampler(5, 0, 2).indices(0), (std::vector<int64_t>{0, 2, 4}));
   EXPECT_EQ(EvalShardSampler(5, 1, 2).indices(0), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(EvalShardSampler(5, 1, 2).size(), 2);
+  EXPECT_EQ(EvalShardSampler(5, 0, 2).size(), 3);  // the longer shard counts its last sample
+  // size() is what indices() yields, for every split (the evaluation loop sizes by it).
+  for (int64_t n = 0; n < 10; ++n)
+    for (int64_t world = 1; world <= 4; ++world)
+      for (int64_t rank = 0; rank < world; ++rank)
+        EXPECT_EQ(EvalShardSampler(n, rank, world).size(),
+                  static_cast<int64_t>(EvalShardSampler(n, rank, world).indices(0).size()))
+            << "n " << n << " rank " << rank << " of " << world;
   EXPECT_EQ(EvalShardSampler(1, 1, 2).size(), 0);
   EXPECT_TRUE(EvalShardSampler(1, 1, 2).indices(0).empty());
   EXPECT_THROW(EvalShardSampler(5, 2, 2), Error);

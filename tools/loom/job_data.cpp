@@ -374,7 +374,8 @@ void load_classification_data(ClassificationData& out, const JobArgs& job, const
     // error (it used to add a class: a 3-class head for train labels {0, 1}).
     std::set<int64_t> train_ids;
     if (names.empty()) collect_labels(out.train.get(), train_ids);
-    train_ids.erase(train_ids.begin(), train_ids.lower_bound(0));
+    // A negative training label is the training file's own error (check_label_range, below).
+    if (!train_ids.empty() && *train_ids.begin() < 0) train_ids.clear();
     out.eval = std::make_shared<data::InMemoryDataset>(
         classification_rows(tok, job, "validation_file", job.validation_file, names,
                             std::vector<int64_t>(train_ids.begin(), train_ids.end())));
