@@ -17,6 +17,9 @@
 # --cut-link REGEX SECONDS: when the output first matches REGEX, hostb's end
 # of the veth pair is set down (`ip link set down`: the network between the
 # ranks is cut mid-run); the job must then end within SECONDS, else FAIL.
+# Known limit (Open MPI 4.1): the ranks print the timeout naming the peer and
+# exit, but mpirun stays blocked on its dead link to hostb's daemon, so this
+# case fails today; it is not registered in CTest (docs/testing.md).
 # LOOM_TWO_HOSTS_TAG=x (default empty) suffixes the namespace and veth names,
 # so that two such jobs (other users of the machine) do not remove each other's.
 # Exit code: CMD's job's (with --expect, 1 as well when the output does not
