@@ -124,7 +124,7 @@ TEST(DeviceNames, IndexParsedPrintedAndChecked) {
             std::string::npos);
   EXPECT_NE(std::string(testing::error_of([] {
               lazy::check_device(Device("lazy:tpu"));
-            })).find("[backend] unknown backend 'tpu' (expected cpu, reference, sim)"),
+            })).find("[backend] unknown backend 'tpu' (expected cpu, reference, sim, xla)"),
             std::string::npos);
   EXPECT_NE(std::string(testing::error_of([] {
               zeros({2}).to(Device("lazy:tpu"));

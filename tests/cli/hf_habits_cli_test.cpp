@@ -62,7 +62,8 @@ TEST_F(HfHabitsCli, HelpNamesTheModelsAndTheDefaults) {
   ASSERT_EQ(train.exit_code, 0);
   // Each flag's line (CLI11 may wrap: look for the flag, then its default before the next flag).
   auto default_of = [&](const std::string& flag) {
-    size_t at = train.out.find("--" + flag + " ");
+    // The flag's own line (another flag's help may name it: "--device lazy:xla").
+    size_t at = train.out.find("\n  --" + flag + " ");
     if (at == std::string::npos) return std::string("<no flag>");
     size_t d = train.out.find("[default: ", at);
     size_t next = train.out.find("\n  --", at + 1);
