@@ -1,7 +1,9 @@
 // Collect: the graph of the given roots, and which inputs can be donated.
 #include <unordered_map>
+#include <unordered_set>
 
 #include "lazy/graph_executor.h"
+#include "loom/error.h"
 
 namespace loom::lazy {
 
@@ -27,6 +29,13 @@ Collected collect(const std::vector<TraceNodePtr>& roots) {
         stack.pop_back();
         continue;
       }
+      // A pending node without its operands cannot be computed: its recipe
+      // was dropped by a full sync (release_and_find_donations) while
+      // something still held it. Refused here, not left to the passes.
+      const int arity = ops::op_arity(n->op);
+      LOOM_CHECK(arity < 0 ? !n->operands.empty() : static_cast<int>(n->operands.size()) == arity,
+                 "[lazy] internal: pending ", ops::op_name(n->op), " node has ", n->operands.size(),
+                 " operands (its graph was released by an earlier mark_step)");
       if (next < n->operands.size()) {
         TraceNode* child = n->operands[next++].get();
         if (!id.count(child)) stack.push_back({child, 0});
@@ -66,11 +75,32 @@ Collected collect(const std::vector<TraceNodePtr>& roots) {
   return c;
 }
 
+namespace {
+// The pending non-output nodes `keep`'s pending nodes reach (their recipes).
+std::unordered_set<TraceNode*> collect_kept_recipes(const Collected& c,
+                                                    const std::vector<TraceNodePtr>& keep) {
+  std::unordered_set<TraceNode*> outputs, kept;
+  for (auto& n : c.output_nodes) outputs.insert(n.get());
+  std::vector<TraceNode*> stack;
+  for (auto& n : keep) stack.push_back(n.get());
+  while (!stack.empty()) {
+    TraceNode* n = stack.back();
+    stack.pop_back();
+    // An output becomes device data: what lies below it is not needed again.
+    if (!n->is_pending() || outputs.count(n) || !kept.insert(n).second) continue;
+    for (auto& o : n->operands) stack.push_back(o.get());
+  }
+  return kept;
+}
+}  // namespace
+
 // Held by shared_ptr: clearing one's operands may free others.
-std::vector<TraceNodePtr> internal_nodes(const Collected& c) {
+std::vector<TraceNodePtr> internal_nodes(const Collected& c,
+                                         const std::vector<TraceNodePtr>& keep) {
   std::vector<TraceNodePtr> internal;
   std::unordered_map<TraceNode*, bool> seen;
   for (auto& n : c.output_nodes) seen[n.get()] = true;
+  const std::unordered_set<TraceNode*> kept = collect_kept_recipes(c, keep);
   std::vector<TraceNodePtr> stack(c.output_nodes.begin(), c.output_nodes.end());
   while (!stack.empty()) {
     TraceNodePtr n = std::move(stack.back());
@@ -78,7 +108,7 @@ std::vector<TraceNodePtr> internal_nodes(const Collected& c) {
     for (auto& o : n->operands) {
       if (seen[o.get()] || !o->is_pending()) continue;
       seen[o.get()] = true;
-      internal.push_back(o);
+      if (!kept.count(o.get())) internal.push_back(o);
       stack.push_back(o);
     }
   }

@@ -130,6 +130,7 @@ void rebind_unsynced(const Tensor& dst, const Tensor& src) {
   dst.impl()->data = src.impl()->data;
   dst.impl()->node = src.impl()->node;
   ++dst.impl()->version;
+  if (dst.device().is_lazy() && !dst.impl()->data) register_unsynced(dst);
 }
 
 }  // namespace loom::lazy

@@ -46,8 +46,11 @@ void rebind(const Tensor& dst, const Tensor& src);
 /// rebind() without registering `dst` as a live tensor: mark_step() does not
 /// materialize `dst`'s pending value, which is computed anew inside every
 /// graph that reads it (FSDP full_shard: a parameter gathered from its shard
-/// in each step, never kept whole between steps). A host read still syncs
-/// it (on every rank: the value may hold a collective).
+/// in each step, never kept whole between steps). The recipe of that value
+/// survives every mark_step that computes it inside its graph (its nodes
+/// keep their operands; the buffers it reads are not donated), until `dst`
+/// is rebound. A host read still syncs it (on every rank: the value may hold
+/// a collective).
 void rebind_unsynced(const Tensor& dst, const Tensor& src);
 
 }  // namespace loom::lazy

@@ -1,6 +1,7 @@
 // The lazy cycle: trace -> sync -> the named steps of graph_executor.h
 // (collect, hash, cache, compile, plan, execute, rebind; one file each) —
-// this file holds the live-tensor registry, the tracing entry point and
+// this file holds the live-tensor registry (and that of the rebind_unsynced
+// values, whose recipes a full sync keeps), the tracing entry point and
 // sync / mark_step, which string the steps together.
 #include <cstdlib>
 #include <iostream>
@@ -22,6 +23,8 @@ namespace {
 struct State {
   std::recursive_mutex mu;
   std::vector<std::weak_ptr<TensorImpl>> live;
+  // rebind_unsynced tensors and the node each was given (kept recipes).
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, std::weak_ptr<TraceNode>>> unsynced;
   int64_t pending = 0;
   CompileCache cache{[] {
     const char* s = std::getenv("LOOM_CACHE_SIZE");
@@ -60,8 +63,9 @@ int64_t max_graph_nodes() {
 }
 
 // collect -> hash -> cache/compile/plan -> (executor thread) execute -> rebind.
+// `keep` (full sync only): pending values whose recipes must survive.
 void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backend_name,
-                bool full_sync) {
+                bool full_sync, const std::vector<TraceNodePtr>& keep = {}) {
   State& s = state();
   auto job = std::make_shared<Job>();
   job->collected = collect(roots);
@@ -73,7 +77,7 @@ void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backe
       compile_graph(c, key, backends::backend_by_name(backend_name), {s.cache, s.tracker});
   std::shared_future<void> ready = job->done.get_future().share();
   std::vector<TraceNodePtr> internal;
-  if (full_sync) internal = internal_nodes(c);
+  if (full_sync) internal = internal_nodes(c, keep);
   for (auto& n : c.output_nodes) n->ready = ready;
   if (full_sync) {
     release_and_find_donations(c, std::move(internal));
@@ -98,6 +102,12 @@ void register_live(const Tensor& t) {
   State& s = state();
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   s.live.push_back(t.impl_ptr());
+}
+
+void register_unsynced(const Tensor& t) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  s.unsynced.emplace_back(t.impl_ptr(), t.impl()->node);
 }
 
 Tensor trace_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::Attrs& attrs,
@@ -136,7 +146,8 @@ void ensure_materialized(const Tensor& t) {
 }
 
 namespace {
-void launch(const std::vector<Tensor>& tensors, bool full_sync) {
+void launch(const std::vector<Tensor>& tensors, bool full_sync,
+            const std::vector<TraceNodePtr>& keep = {}) {
   std::vector<TraceNodePtr> roots;
   std::string backend = "cpu";
   for (const Tensor& t : tensors)
@@ -144,7 +155,23 @@ void launch(const std::vector<Tensor>& tensors, bool full_sync) {
       roots.push_back(t.impl()->node);
       backend = t.device().backend;
     }
-  if (!roots.empty()) sync_nodes(roots, backend, full_sync);
+  if (!roots.empty()) sync_nodes(roots, backend, full_sync, keep);
+}
+
+// The pending values of the rebind_unsynced tensors still holding them;
+// drops the other entries (tensor gone, rebound since, or value computed).
+std::vector<TraceNodePtr> take_unsynced_values(State& s) {
+  std::vector<TraceNodePtr> keep;
+  std::vector<std::pair<std::weak_ptr<TensorImpl>, std::weak_ptr<TraceNode>>> still;
+  for (auto& [w, wn] : s.unsynced) {
+    auto impl = w.lock();
+    TraceNodePtr node = wn.lock();
+    if (!impl || !node || impl->node != node || !node->is_pending()) continue;
+    keep.push_back(node);
+    still.emplace_back(std::move(w), std::move(wn));
+  }
+  s.unsynced = std::move(still);
+  return keep;
 }
 }  // namespace
 
@@ -167,7 +194,8 @@ void mark_step() {
     if (impl && impl->node && impl->node->is_pending()) pending.push_back(Tensor(impl));
   }
   s.live.clear();
-  launch(pending, true);  // returns once launched; values are waited for when read
+  // Returns once launched; values are waited for when read.
+  launch(pending, true, take_unsynced_values(s));
   if (!s.executor.asynchronous()) s.executor.drain();
 }
 

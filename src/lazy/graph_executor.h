@@ -34,8 +34,12 @@ struct Collected {
 /// The graph computing `roots` (pending nodes): post-order, one input per
 /// distinct buffer (or in-flight node), outputs = the pending roots.
 Collected collect(const std::vector<TraceNodePtr>& roots);
-/// The pending nodes strictly inside the collected graph (not outputs).
-std::vector<TraceNodePtr> internal_nodes(const Collected& c);
+/// The pending nodes strictly inside the collected graph (not outputs),
+/// less those a pending node of `keep` reaches through pending nodes that
+/// are not outputs (the recipe of an unsynced value, which later graphs
+/// compute again: its operands must survive this sync).
+std::vector<TraceNodePtr> internal_nodes(const Collected& c,
+                                         const std::vector<TraceNodePtr>& keep = {});
 /// After a full sync: drops the internal nodes' operands, then marks each
 /// input nobody else holds as donatable.
 void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal);

@@ -49,6 +49,12 @@ TraceNodePtr data_node(BufferPtr data, const ops::TensorType& type);
 /// mark_step() collects.
 void register_live(const Tensor& t);
 
+/// Records that `t` holds a pending value mark_step() must not keep but must
+/// keep computable (lazy::rebind_unsynced): a full sync then leaves the
+/// operands of the nodes of that value's recipe in place, where it drops
+/// those of every other node inside the graph.
+void register_unsynced(const Tensor& t);
+
 /// Syncs `t` if pending (counting an EarlySync) so that its data is set.
 void ensure_materialized(const Tensor& t);
 

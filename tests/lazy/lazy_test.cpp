@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/buffer.h"
+#include "lazy/dispatch.h"
 #include "lazy/lazy_test_util.h"
 
 namespace loom {
@@ -200,6 +201,30 @@ TEST_F(Lazy, DiskCacheServesASecondProcess) {
 }
 
 // Runs in a child process (see DiskCacheServesASecondProcess).
+TEST_F(Lazy, UnsyncedValueIsComputedAgainInEachGraphThatReadsIt) {
+  // lazy::rebind_unsynced (FSDP full_shard's gathered parameter): a
+  // mark_step whose graph computes the value inside must leave its recipe
+  // in place, for the next graph reads it again (the next micro-batch), and
+  // must not donate the buffer the recipe reads (the shard updated in
+  // place in that same graph). Before: the recipe's operands were dropped,
+  // and the next graph held a reshape without operands (a crash in the
+  // algebraic pass).
+  const Device dev("lazy");
+  Tensor shard = tensor({1, 2, 3, 4, 5, 6}, {6}, dev);
+  Tensor p = tensor({0, 0, 0, 0, 0, 0}, {2, 3}, dev);
+  lazy::mark_step();
+  lazy::rebind_unsynced(p, reshape(mul(shard, 2.0), {2, 3}));
+  Tensor first = sum(p);
+  shard.copy_(add(shard, 10.0));
+  lazy::mark_step();
+  EXPECT_EQ(first.item(), 42.0);
+  Tensor second = add(p, 1.0);
+  lazy::mark_step();
+  EXPECT_EQ(second.to_vector<float>(), (std::vector<float>{3, 5, 7, 9, 11, 13}));
+  EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(shard.to_vector<float>(), (std::vector<float>{11, 12, 13, 14, 15, 16}));
+}
+
 TEST(LazyChild, RunSteps) {
   const char* expect = std::getenv("LOOM_CHILD_EXPECT");
   if (!expect) GTEST_SKIP() << "only run as a child of DiskCacheServesASecondProcess";
