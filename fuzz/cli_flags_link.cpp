@@ -1,4 +1,5 @@
-// Link-time stand-ins for fuzz_cli_flags, which compiles the flag parser
+// Link-time stand-ins for fuzz_cli_flags (and fuzz_adapter_config, whose
+// LoRA reader asks the registry for default targets), which compiles the flag parser
 // (tools/loom/job_args.cpp, TrainingArguments) without the model registry and
 // the lazy device: those pull in every model and backend, which the parser
 // only asks two questions. Assumes the harness fuzzes parsing, not whether a

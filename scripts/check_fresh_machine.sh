@@ -180,6 +180,21 @@ base_root() {
   rm -rf --one-file-system "$base"
 }
 
+# host_pip_conf ROOT: this machine's pip settings for PyPI in the root, as its
+# apt sources are: the CA bundle pip trusts here (PIP_CERT, or pip.conf's
+# global.cert; a proxy's own CA may be in it) becomes the root's
+# /etc/pip.conf cert. setup.sh pip-installs the xla plugin (xla-cpu-pjrt), and
+# the root's own ca-certificates bundle does not hold such a CA. Nothing when
+# pip here uses the system's CAs.
+host_pip_conf() {
+  local cert="${PIP_CERT:-}"
+  [[ -n "$cert" ]] || cert="$(sed -n 's/^ *cert *= *//p' /etc/pip.conf 2>/dev/null | head -n 1)"
+  [[ -n "$cert" && -f "$cert" ]] || return 0
+  cp -L "$cert" "$1/etc/loom-fresh-host-ca.crt"
+  printf '[global]\ncert = /etc/loom-fresh-host-ca.crt\n' >"$1/etc/pip.conf"
+  echo "pip in the root trusts this machine's CA bundle ($cert)"
+}
+
 # prepare_root TARBALL: a fresh root from the base, with this machine's apt
 # sources and settings and its DNS, and a clean clone of HEAD in /root/loom.
 prepare_root() {
@@ -189,6 +204,7 @@ prepare_root() {
   host_sources | awk '{ print "deb " $1 " " $2 " main" }' >"$root/etc/apt/sources.list"
   host_apt_conf >"$root/etc/apt/apt.conf.d/90loom-fresh-host"
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  host_pip_conf "$root"
   echo "apt sources in the root:"; cat "$root/etc/apt/sources.list"
   git clone --quiet --no-hardlinks "$LOOM_ROOT" "$root/root/loom"
   git -C "$root/root/loom" log -1 --format='cloned %h %s'
