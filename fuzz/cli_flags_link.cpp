@@ -31,4 +31,8 @@ namespace lazy {
 void check_device(const Device&) {}  // the name's syntax is checked by Device itself
 }  // namespace lazy
 
+namespace backends::xla {
+void set_pjrt_plugin_path(std::string) {}  // --xla_plugin: the parser never loads a plugin
+}  // namespace backends::xla
+
 }  // namespace loom
