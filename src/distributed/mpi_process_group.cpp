@@ -132,6 +132,34 @@ void divide_all(void* data, size_t count, int n) {
   for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(n));
 }
 
+// The end of a sum/mean reduction of `count` elements of `type` in `data`:
+// with `wide` (the f32 sums of a bf16/f16 reduction) mean divides it and it is
+// rounded back into `data`; else mean divides `data` in its own type.
+void finish_reduction(void* data, size_t count, DataType type, ReduceOp op, int world,
+                      std::vector<float>* wide) {
+  if (wide) {
+    if (op == ReduceOp::mean)
+      for (float& v : *wide) v /= static_cast<float>(world);
+    auto* h = static_cast<uint16_t*>(data);
+    for (size_t i = 0; i < count; ++i)
+      h[i] = type == DataType::bf16 ? float_to_bf16((*wide)[i]) : float_to_f16((*wide)[i]);
+    return;
+  }
+  if (op != ReduceOp::mean) return;
+  switch (type) {
+    case DataType::f32:
+      return divide_all<float>(data, count, world);
+    case DataType::f64:
+      return divide_all<double>(data, count, world);
+    case DataType::i32:
+      return divide_all<int32_t>(data, count, world);
+    case DataType::i64:
+      return divide_all<int64_t>(data, count, world);
+    default:
+      return;
+  }
+}
+
 // One MPI_Iallreduce; finishing converts 16-bit types back and applies mean.
 class MpiAllReduceWork final : public Work {
  public:
@@ -204,27 +232,7 @@ class MpiAllReduceWork final : public Work {
 
  private:
   void finish() {
-    if (!wide_.empty()) {
-      if (op_ == ReduceOp::mean)
-        for (float& v : wide_) v /= static_cast<float>(world_);
-      auto* h = static_cast<uint16_t*>(data_);
-      for (size_t i = 0; i < count_; ++i)
-        h[i] = type_ == DataType::bf16 ? float_to_bf16(wide_[i]) : float_to_f16(wide_[i]);
-      return;
-    }
-    if (op_ != ReduceOp::mean) return;
-    switch (type_) {
-      case DataType::f32:
-        return divide_all<float>(data_, count_, world_);
-      case DataType::f64:
-        return divide_all<double>(data_, count_, world_);
-      case DataType::i32:
-        return divide_all<int32_t>(data_, count_, world_);
-      case DataType::i64:
-        return divide_all<int64_t>(data_, count_, world_);
-      default:
-        return;
-    }
+    finish_reduction(data_, count_, type_, op_, world_, wide_.empty() ? nullptr : &wide_);
   }
 
   void* data_;
@@ -321,27 +329,8 @@ std::vector<float> mpi_widen(const void* data, size_t count, DataType type) {
 // reduce_scatter's finish: mean divides; 16-bit results are rounded back.
 void mpi_finish_reduce_scatter(MpiCollectiveWork& w, void* recv, size_t count, DataType type,
                                ReduceOp op, int world) {
-  if (type == DataType::bf16 || type == DataType::f16) {
-    if (op == ReduceOp::mean)
-      for (float& v : w.out) v /= static_cast<float>(world);
-    auto* h = static_cast<uint16_t*>(recv);
-    for (size_t i = 0; i < count; ++i)
-      h[i] = type == DataType::bf16 ? float_to_bf16(w.out[i]) : float_to_f16(w.out[i]);
-    return;
-  }
-  if (op != ReduceOp::mean) return;
-  switch (type) {
-    case DataType::f32:
-      return divide_all<float>(recv, count, world);
-    case DataType::f64:
-      return divide_all<double>(recv, count, world);
-    case DataType::i32:
-      return divide_all<int32_t>(recv, count, world);
-    case DataType::i64:
-      return divide_all<int64_t>(recv, count, world);
-    default:
-      return;
-  }
+  const bool half = type == DataType::bf16 || type == DataType::f16;
+  finish_reduction(recv, count, type, op, world, half ? &w.out : nullptr);
 }
 
 class MpiProcessGroup final : public ProcessGroup {
