@@ -18,6 +18,14 @@ namespace loom::backends::cpu {
 
 namespace {
 
+// Whether an op of ops.def with `traits` shares its family's kernel. Decided
+// from the traits alone: a function address compared with nullptr is not a
+// constant expression under -fsanitize (gcc 12), so the template argument
+// below must not ask cpu_family_kernel.
+constexpr bool in_kernel_family(uint32_t traits) {
+  return (traits & (ops::kUnary | ops::kBinary | ops::kReduce)) != 0;
+}
+
 // The kernel an op of ops.def with `traits` shares with its family, or nullptr.
 constexpr Kernel cpu_family_kernel(uint32_t traits) {
   if (traits & ops::kUnary) return cpu_unary;
@@ -33,9 +41,9 @@ Kernel optimized_kernel(ops::OpKind op) {
   static constexpr Kernel kTable[] = {
 // A family op's entry is its family's kernel; its cpu_<name> is never named
 // (ops::table_entry).
-#define LOOM_OP(name, arity, traits)                                                \
-  ops::table_entry<cpu_family_kernel(traits) == nullptr>(cpu_family_kernel(traits), \
-                                                         [](auto) { return &cpu_##name; }),
+#define LOOM_OP(name, arity, traits)                                         \
+  ops::table_entry<!in_kernel_family(traits)>(cpu_family_kernel(traits),     \
+                                              [](auto) { return &cpu_##name; }),
 #include "ops/ops.def"
 #undef LOOM_OP
   };
