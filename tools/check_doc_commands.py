@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Runs every `loom ...` command of the README and docs/ as written, on tiny inputs.
+"""Runs every `loom ...` command of the READMEs and docs/ as written, on tiny inputs.
 
   python3 tools/check_doc_commands.py [--build build] [--list] [--keep DIR] [FILE.md ...]
 
-Extracts the commands from the fenced ```sh / ```bash blocks of README.md
-and docs/*.md (lines starting `build/loom`, `loom` or an
+Extracts the commands from the fenced ```sh / ```bash blocks of README.md,
+docs/*.md and examples/README.md (lines starting `build/loom`, `loom` or an
 `mpirun ... loom`, joined across `\\` continuations) and runs each one with
 bash in a sandbox directory, the commands of one file in order (so a later
 command may use what an earlier one wrote, as a reader would). The sandbox
 holds what the docs refer to: assets/ and tests/ of the repository (linked),
 build/loom (the built CLI), and tiny stand-ins for the files a reader brings
-(corpus.txt, texts.jsonl, out/gpt2_austen/austen.txt, the fetched fine-tune
-data in assets/finetune/, path/to/Qwen2-0.5B), made with `loom train` itself.
+(corpus.txt, texts.jsonl, out/gpt2_austen/austen.txt, examples/README.md's
+out/ex/corpus.txt, the fetched fine-tune data in assets/finetune/,
+path/to/Qwen2-0.5B), made with `loom train` itself. Other lines are not run:
+shell set-up (`mkdir`, `head`, `scripts/...`) and the `build/example_*`
+programs, which their CTests run on tiny inputs (tests/examples/examples.sh).
 
 Each command runs as written, with a few flags set so it finishes in seconds
 (a flag the command already has gets the smaller value): `train` gets
@@ -45,7 +48,8 @@ SHRINK = {
 def doc_files(args_files):
     if args_files:
         return [pathlib.Path(f).resolve() for f in args_files]
-    return [ROOT / "README.md", *sorted(pathlib.Path(p) for p in glob.glob(str(ROOT / "docs" / "*.md")))]
+    return [ROOT / "README.md", *sorted(pathlib.Path(p) for p in glob.glob(str(ROOT / "docs" / "*.md"))),
+            ROOT / "examples" / "README.md"]
 
 
 def is_loom_command(line):
@@ -139,6 +143,8 @@ def make_sandbox(box, loom):
     (box / "corpus.txt").write_text(text)
     (box / "out" / "gpt2_austen").mkdir(parents=True)
     (box / "out" / "gpt2_austen" / "austen.txt").write_text(text)
+    (box / "out" / "ex").mkdir(parents=True)  # examples/README.md's `head -n 300 ... > out/ex/corpus.txt`
+    (box / "out" / "ex" / "corpus.txt").write_text(text)
     (box / "texts.jsonl").write_text('"It is a truth universally acknowledged"\n'
                                      '"Emma Woodhouse, handsome, clever, and rich"\n')
     data = box / "assets" / "finetune" / "data"
@@ -173,7 +179,8 @@ def main():
     p.add_argument("--build", default="build", help="loom build directory (holds loom)")
     p.add_argument("--list", action="store_true", help="list the commands, run nothing")
     p.add_argument("--keep", help="make the sandboxes under this directory and keep them")
-    p.add_argument("files", nargs="*", help="markdown files (default: README.md, docs/*.md, ...)")
+    p.add_argument("files", nargs="*",
+                   help="markdown files (default: README.md, docs/*.md, examples/README.md)")
     a = p.parse_args()
     loom = (ROOT / a.build / "loom").resolve() if not os.path.isabs(a.build) else pathlib.Path(a.build) / "loom"
     files = doc_files(a.files)
@@ -193,7 +200,7 @@ def main():
             cmds = [c for c in found if c[0] == f]
             if not cmds:
                 continue
-            box = base / f.stem
+            box = base / "_".join(f.relative_to(ROOT).with_suffix("").parts)  # README, examples_README
             shutil.rmtree(box, ignore_errors=True)
             make_sandbox(box, loom)
             for k, (_, line, code, comment) in enumerate(cmds):

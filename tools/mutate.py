@@ -8,13 +8,16 @@ exact text replacement in one file), rebuilds loom_tests incrementally, runs the
 test subset, and restores the file. A mutant is "killed" when a test fails, "SURVIVED" when
 every test passes (a gap: add the test that would have caught it), "build error" when the
 mutant does not compile (fix the mutant). Before each mutant its subset runs on the
-unmutated copy and must pass ("baseline fails" otherwise: fix the test first). Writes a Markdown table (default tools/mutate_result.md,
-committed with the last run) and exits 1 when a mutant survived.
+unmutated copy and must pass ("baseline fails" otherwise: fix the test first). Writes a
+Markdown table to --out (default <scratch>/mutate_result.md, i.e. build-mutate/mutate_result.md);
+only with --write does it also update the committed tools/mutate_result.md. Exits 1 when a
+mutant survived.
 
 Assumes: cmake, ninja and the packages of scripts/setup.sh; about 20 minutes for the first
 build of the scratch copy on 2 cores, then ~1 minute per mutant (one file and the links).
 
-  python3 tools/mutate.py                 # every mutant
+  python3 tools/mutate.py                 # every mutant; table in build-mutate/mutate_result.md
+  python3 tools/mutate.py --write         # and update the committed tools/mutate_result.md
   python3 tools/mutate.py --list          # names and what each changes
   python3 tools/mutate.py --only adamw_eps_tf_placement bpe_fuse_unk_inverted
 
@@ -24,6 +27,7 @@ environment variables (e.g. OMP_NUM_THREADS=1, where a thread-count bug used to 
 """
 import argparse
 import dataclasses
+import io
 import os
 import pathlib
 import shutil
@@ -32,6 +36,7 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+COMMITTED_RESULT = ROOT / "tools" / "mutate_result.md"  # written only with --write
 
 
 @dataclasses.dataclass
@@ -263,7 +268,10 @@ def main():
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--scratch", default=str(ROOT / "build-mutate"),
                         help="scratch folder (a copy of the repository and its build)")
-    parser.add_argument("--out", default=str(ROOT / "tools" / "mutate_result.md"))
+    parser.add_argument("--out", help="where the result table goes (default: "
+                        "<scratch>/mutate_result.md; never the committed file unless named)")
+    parser.add_argument("--write", action="store_true",
+                        help=f"also write the committed {COMMITTED_RESULT.relative_to(ROOT)}")
     parser.add_argument("--jobs", default=os.environ.get("LOOM_JOBS", "2"))
     parser.add_argument("--test-timeout", type=int, default=900)
     parser.add_argument("--tests-rev", help="run with tests/ as of this git revision (to see "
@@ -290,6 +298,9 @@ def main():
         for m in MUTANTS:
             print(f"{m.name:36s} {m.file:36s} {m.what}")
         return 0
+    if (args.out and pathlib.Path(args.out).resolve() == COMMITTED_RESULT.resolve()
+            and not args.write):
+        sys.exit(f"mutate: --out {args.out} is the committed result: pass --write to update it")
     unknown = set(args.only or []) - {m.name for m in MUTANTS}
     if unknown:
         sys.exit(f"mutate: unknown mutant(s) {sorted(unknown)}; see --list")
@@ -393,22 +404,28 @@ def main():
 
     survived = [m.name for m, r, _, _ in rows if r not in ("killed", "not run")]  # + baseline
     not_run = [m.name for m, r, _, _ in rows if r == "not run"]
-    with open(args.out, "w") as f:
-        f.write("# Mutation run (tools/mutate.py)\n\n")
-        if args.tests_rev:
-            f.write(f"Sources as checked out, **tests/ as of {args.tests_rev}**.\n\n")
-        f.write(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit "
-                f"{subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, text=True, stdout=subprocess.PIPE).stdout.strip()}"
-                f" (plus uncommitted changes, if any). {len(rows) - len(survived) - len(not_run)} of "
-                f"{len(rows) - len(not_run)} mutants run killed"
-                + (f"; {len(not_run)} not run (past --deadline)" if not_run else "") + ".\n\n")
-        f.write("| mutant | file | what | tests run | result | failing tests | s |\n")
-        f.write("|---|---|---|---|---|---|---|\n")
-        for m, result, detail, took in rows:
-            env_note = "".join(f" ({k}={v})" for k, v in m.env.items())
-            f.write(f"| {m.name} | {m.file} | {m.what} | `{m.tests}`{env_note} | {result} | "
-                    f"{detail.replace('|', '/')} | {took:.0f} |\n")
-    print(f"mutate: wrote {args.out}; survived: {survived or 'none'}")
+    f = io.StringIO()  # the table; written to --out (and with --write the committed file)
+    f.write("# Mutation run (tools/mutate.py)\n\n")
+    if args.tests_rev:
+        f.write(f"Sources as checked out, **tests/ as of {args.tests_rev}**.\n\n")
+    f.write(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit "
+            f"{subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, text=True, stdout=subprocess.PIPE).stdout.strip()}"
+            f" (plus uncommitted changes, if any). {len(rows) - len(survived) - len(not_run)} of "
+            f"{len(rows) - len(not_run)} mutants run killed"
+            + (f"; {len(not_run)} not run (past --deadline)" if not_run else "") + ".\n\n")
+    f.write("| mutant | file | what | tests run | result | failing tests | s |\n")
+    f.write("|---|---|---|---|---|---|---|\n")
+    for m, result, detail, took in rows:
+        env_note = "".join(f" ({k}={v})" for k, v in m.env.items())
+        f.write(f"| {m.name} | {m.file} | {m.what} | `{m.tests}`{env_note} | {result} | "
+                f"{detail.replace('|', '/')} | {took:.0f} |\n")
+    text = f.getvalue()
+    outs = [pathlib.Path(args.out) if args.out else scratch / "mutate_result.md"]
+    if args.write and COMMITTED_RESULT.resolve() not in [o.resolve() for o in outs]:
+        outs.append(COMMITTED_RESULT)
+    for out_path in outs:
+        out_path.write_text(text)
+    print(f"mutate: wrote {', '.join(map(str, outs))}; survived: {survived or 'none'}")
     return 1 if survived else 0
 
 
