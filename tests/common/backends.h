@@ -38,8 +38,6 @@ struct BackendTraits {
   double model_tol = 1e-4;
   /// Whole-model suites run this backend.
   bool models = true;
-  /// Why the bf16-autocast model cases skip this backend; empty: they run it.
-  std::string_view no_bf16_autocast = {};
 };
 
 /// The table: a backend not named here gets BackendTraits' defaults.
@@ -51,10 +49,7 @@ inline constexpr BackendTraits kBackendTraits[] = {
     {.name = "sim", .bitwise_with_cpu = true},
     // XLA's own exp/log/tanh/erf approximations, FMA contraction and reordered
     // sums: 5.4e-7 relative at worst over the op table (xla_lower_exec_test.cpp).
-    {.name = "xla",
-     .f32_tol = 2e-5,
-     .no_bf16_autocast = "bf16 autocast on lazy:xla segfaults in the decompose pass (a known bug, "
-                         "open in issue 21)"},
+    {.name = "xla", .f32_tol = 2e-5},
 };
 
 inline BackendTraits backend_traits(std::string_view name) {

@@ -124,7 +124,7 @@ int decompose_layer_norm(Emitter& b, const ir::Instr& in, const std::vector<int>
 // attrs.scalar = label smoothing. Ignored targets are gathered at class 0
 // and masked out; no counted target gives 0/0 = NaN as the kernels do.
 int decompose_cross_entropy(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
-  const Shape& shape = b.type(o[0]).shape;
+  const Shape shape = b.type(o[0]).shape;
   int64_t n = shape[0], classes = shape[1];
   if (classes == 0) return -1;
   int x = b.cast(o[0], kCompute), target = o[1];
@@ -151,7 +151,7 @@ int decompose_cross_entropy(Emitter& b, const ir::Instr& in, const std::vector<i
 // cross_entropy_backward(logits [N, C], target [N], grad []): (softmax -
 // (1-e) one-hot - e/C) * grad / max(count, 1) on non-ignored rows, 0 elsewhere.
 int decompose_cross_entropy_backward(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
-  const Shape& shape = b.type(o[0]).shape;
+  const Shape shape = b.type(o[0]).shape;
   int64_t n = shape[0], classes = shape[1];
   if (n == 0 || classes == 0) return b.full(in.type.shape, 0, in.type.dtype);
   int x = b.cast(o[0], kCompute), target = o[1], g = b.cast(o[2], kCompute);
@@ -219,7 +219,7 @@ int repeat_kv_heads(Emitter& b, int x, int64_t heads) {
 
 // attention(q [..., T, D], k [..., S, D], v [..., S, Dv][, mask][, generator]).
 int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
-  const Shape& qs = b.type(o[0]).shape;
+  const Shape qs = b.type(o[0]).shape;
   size_t r = qs.size();
   int64_t t = qs[r - 2], d = qs[r - 1], s_len = b.type(o[1]).shape[r - 2];
   // No keys or head size 0 (scores 0 * 1/sqrt(0)): zeros, as the reference.
