@@ -47,8 +47,11 @@ namespace loom {
 /// AutoPeftModel does: a directory as written (relative to the current
 /// directory), then a hub id in the cache; then, loom's addition, relative to
 /// `adapter_dir` (so an adapter saved with "../base" still loads when run from
-/// elsewhere). Throws loom::Error naming base_model_name_or_path, the adapter's
-/// adapter_config.json and every place tried.
-std::string resolve_adapter_base(const std::string& adapter_dir, const std::string& base);
+/// elsewhere). A hub id is looked up at `revision` (adapter_config.json's
+/// `revision`, as peft passes it; "" = "main"). Throws loom::Error naming
+/// base_model_name_or_path, the adapter's adapter_config.json and every place
+/// tried.
+std::string resolve_adapter_base(const std::string& adapter_dir, const std::string& base,
+                                 const std::string& revision = "");
 
 }  // namespace loom

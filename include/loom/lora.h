@@ -51,6 +51,9 @@ struct LoraConfig {
   std::string bias = "none";            ///< only "none" is supported
   std::string task_type = "CAUSAL_LM";  ///< only "CAUSAL_LM" is supported
   std::string base_model_name_or_path;  ///< written to adapter_config.json
+  /// The base's hub revision (branch, tag or commit) when it is a hub id not
+  /// at "main"; "" is written as null (peft's default, the main branch).
+  std::string revision;
   bool inference_mode = false;          ///< true in saved configs (PEFT)
 
   /// lora_alpha / r.

@@ -146,10 +146,10 @@ class Backend {
   /// elements (one OpenMP region instead of one per group).
   virtual void run_fused_batch(const std::vector<FusedCall>& calls) const;
   /// Creates the backend's process-wide state (libraries' globals, caches)
-  /// on the calling thread. The lazy device calls it for every registered
-  /// backend whose unavailable_reason() is empty (backend_names()) before it
-  /// registers its exit-time drain, so that state is destroyed after the last
-  /// job ran.
+  /// on the calling thread. The lazy device calls it the first time it sends
+  /// a graph to this backend, then registers an exit-time drain of its
+  /// executor, so that state is destroyed after the last job ran. Backends a
+  /// process never runs on are never built.
   virtual void warm_up() const {}
 };
 

@@ -85,13 +85,15 @@ std::string resolve_model_dir(const std::string& name_or_path, const std::string
 
 namespace loom {
 
-std::string resolve_adapter_base(const std::string& adapter_dir, const std::string& base) {
+std::string resolve_adapter_base(const std::string& adapter_dir, const std::string& base,
+                                 const std::string& revision_or_empty) {
+  const std::string revision = revision_or_empty.empty() ? "main" : revision_or_empty;
   const std::string config = (fs::path(adapter_dir) / "adapter_config.json").string();
   LOOM_CHECK(!base.empty(), config, ": base_model_name_or_path is empty: it must name the base ",
              "model (a directory or a hub id)");
   std::error_code ec;
   if (fs::is_directory(base, ec)) return base;
-  if (auto snapshot = find_cached_snapshot(base, "main")) return *snapshot;
+  if (auto snapshot = find_cached_snapshot(base, revision)) return *snapshot;
   const fs::path beside = fs::path(adapter_dir) / base;
   if (fs::path(base).is_relative() && fs::is_directory(beside, ec)) return beside.string();
   fail(config, ": base_model_name_or_path '", base, "' is not a directory (relative to the ",
@@ -99,7 +101,8 @@ std::string resolve_adapter_base(const std::string& adapter_dir, const std::stri
        ")",
        is_hub_id(base)
            ? " nor a hub id in the Hugging Face cache (" + hf_hub_cache_dir() +
-                 "); loom does not download: fetch it with `" + download_hint(base, "main") + "`"
+                 ") at revision '" + revision + "'; loom does not download: fetch it with `" +
+                 download_hint(base, revision) + "`"
            : std::string());
 }
 

@@ -3,6 +3,7 @@
 // this file holds the live-tensor registry (and that of the rebind_unsynced
 // values, whose recipes a full sync keeps), the tracing entry point and
 // sync / mark_step, which string the steps together.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -34,24 +35,35 @@ struct State {
   Executor executor;
 };
 // Never destroyed: the executor thread may still be parked at exit. What
-// jobs use (the metrics registry, the globals of every registered backend
-// that can run here: warm_up over backend_names()) is created first, then an
-// exit handler waits for the queued jobs: exit handlers and static
-// destructors run in reverse order of registration, so no job runs while
-// that state is being destroyed.
+// jobs use (the metrics registry, the globals of each backend a graph runs
+// on: warm_up_backend) is created first, then an exit handler waits for the
+// queued jobs: exit handlers and static destructors run in reverse order of
+// registration, so no job runs while that state is being destroyed.
 State& state() {
   static State* s = [] {
     metrics::counter("");
     retain_freed_memory();  // steps reuse their temporaries' pages
-    for (std::string_view name : backends::backend_names()) {
-      const backends::Backend& backend = backends::backend_by_name(name);
-      if (backend.unavailable_reason().empty()) backend.warm_up();
-    }
     auto* created = new State();
     std::atexit([] { state().executor.drain(); });
     return created;
   }();
   return *s;
+}
+
+// Creates the process-wide state of the backend `name` (Backend::warm_up) the
+// first time a graph is sent to it, on the calling thread, then registers one
+// more exit-time drain, which runs before that state is destroyed. Only the
+// backends a process uses are built: constructing every registered one would
+// reserve lazy:sim's address space (fails under `ulimit -v`) and run xla's
+// plugin discovery in every lazy process.
+void warm_up_backend(const std::string& name) {
+  static std::mutex mutex;
+  static std::vector<std::string> warmed;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::find(warmed.begin(), warmed.end(), name) != warmed.end()) return;
+  backends::backend_by_name(name).warm_up();
+  warmed.push_back(name);
+  std::atexit([] { state().executor.drain(); });
 }
 
 int64_t max_graph_nodes() {
@@ -67,6 +79,7 @@ int64_t max_graph_nodes() {
 void sync_nodes(const std::vector<TraceNodePtr>& roots, const std::string& backend_name,
                 bool full_sync, const std::vector<TraceNodePtr>& keep = {}) {
   State& s = state();
+  warm_up_backend(backend_name);
   auto job = std::make_shared<Job>();
   job->collected = collect(roots);
   Collected& c = job->collected;

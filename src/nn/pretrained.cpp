@@ -196,7 +196,8 @@ static std::shared_ptr<PretrainedModel> auto_peft_from_pretrained(
     const std::string& dir, const Device& device, const PretrainedOptions& options) {
   const std::string config_path = dir + "/adapter_config.json";
   const LoraConfig config = LoraConfig::from_json_file(config_path);
-  const std::string base_dir = resolve_adapter_base(dir, config.base_model_name_or_path);
+  const std::string base_dir =
+      resolve_adapter_base(dir, config.base_model_name_or_path, config.revision);
   LOOM_CHECK(!is_peft_adapter_dir(base_dir), "[from_pretrained] ", config_path,
              ": base_model_name_or_path '", config.base_model_name_or_path,
              "' must name the base model's directory, not another adapter");

@@ -153,7 +153,13 @@ Trainer::Impl::LoopOutput Trainer::Impl::evaluation_loop(
     ModelOutput out;
     {
       AutocastGuard amp(use_autocast());
-      out = model->forward(to_inputs(*batch));
+      ModelInputs inputs = to_inputs(*batch);
+      out = model->forward(inputs);
+      // HF's prediction_step computes eval_loss through compute_loss, so the
+      // label smoother applies to it too.
+      if (args.label_smoothing_factor > 0 && out.loss.defined() && out.logits.defined())
+        out.loss = trainer_label_smoothed_loss(out.logits, inputs.labels, shifts_labels,
+                                               args.label_smoothing_factor);
     }
     const int64_t bs = batch->size();
     observed += bs;

@@ -27,17 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// transformers' LabelSmoother (trainer_pt_utils.py): (1 - f) * NLL + f * mean
-// over classes of -log p, over the labels that are not -100; a causal LM's
-// logits at t predict the label at t + 1 (shift_labels).
-Tensor trainer_label_smoothed_loss(Tensor logits, Tensor labels, bool shift, double factor) {
-  if (shift && logits.dim() == 3) {
-    logits = slice(logits, 1, 0, logits.size(1) - 1);
-    labels = slice(labels, 1, 1, labels.size(1));
-  }
-  return cross_entropy(logits, labels, -100, factor);  // logits [..., V], labels [...]
-}
-
 // Parameters outside embedding modules (transformers' num_parameters with
 // exclude_embeddings=True; a head tied to an embedding is excluded too).
 int64_t non_embedding_parameters(PretrainedModel& model) {
@@ -51,6 +40,14 @@ int64_t non_embedding_parameters(PretrainedModel& model) {
 }
 
 }  // namespace
+
+Tensor trainer_label_smoothed_loss(Tensor logits, Tensor labels, bool shift, double factor) {
+  if (shift && logits.dim() == 3) {
+    logits = slice(logits, 1, 0, logits.size(1) - 1);
+    labels = slice(labels, 1, 1, labels.size(1));
+  }
+  return cross_entropy(logits, labels, -100, factor);  // logits [..., V], labels [...]
+}
 
 bool loss_ignores_padding_labels(const PretrainedModel& model) {
   const auto* cls = dynamic_cast<const SequenceClassifier*>(&model);

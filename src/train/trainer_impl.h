@@ -142,4 +142,11 @@ struct Trainer::Impl {
   void load_best_model();
 };
 
+/// transformers' LabelSmoother (trainer_pt_utils.py): (1 - f) * NLL + f *
+/// mean over classes of -log p, over the labels that are not -100; with
+/// `shift` (a causal LM) the logits at t [B, T, V] predict the label at t + 1
+/// of labels [B, T]. Returns the mean, [] f32. Used by compute_loss and, as in
+/// HF's prediction_step, by the evaluation loop.
+Tensor trainer_label_smoothed_loss(Tensor logits, Tensor labels, bool shift, double factor);
+
 }  // namespace loom

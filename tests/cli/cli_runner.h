@@ -47,9 +47,11 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-/// Runs `loom args...` with stdout and stderr captured into files of `dir`.
-inline CliResult run_loom_cli(const TempDir& dir, const std::vector<std::string>& args) {
-  std::string cmd = shell_quote(loom_binary_path());
+/// Runs `loom args...` with stdout and stderr captured into files of `dir`;
+/// `shell_prefix` (e.g. "ulimit -v 8388608;") runs first, in the same shell.
+inline CliResult run_loom_cli(const TempDir& dir, const std::vector<std::string>& args,
+                              const std::string& shell_prefix = "") {
+  std::string cmd = shell_prefix + " exec " + shell_quote(loom_binary_path());
   for (const std::string& a : args) cmd += " " + shell_quote(a);
   const std::string out = dir.sub("cli_stdout.txt"), err = dir.sub("cli_stderr.txt");
   cmd += " >" + shell_quote(out) + " 2>" + shell_quote(err) + " </dev/null";

@@ -27,7 +27,7 @@ class HfHabitsCli : public ::testing::Test {
     if (loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built";
   }
   // A 1-step tiny GPT-2 in dir_/model, trained without --device.
-  CliResult train_tiny() {
+  CliResult train_tiny(const std::string& shell_prefix = "") {
     std::vector<std::string> flags =
         tiny_train_flags(write_tiny_corpus(dir_, 40), dir_.sub("model"));
     std::vector<std::string> no_device;
@@ -40,7 +40,7 @@ class HfHabitsCli : public ::testing::Test {
     }
     for (const char* f : {"--max_steps", "1", "--report_to", "none", "--eval_strategy", "no"})
       no_device.push_back(f);
-    return run_loom_cli(dir_, no_device);
+    return run_loom_cli(dir_, no_device, shell_prefix);
   }
   TempDir dir_;
 };
@@ -51,6 +51,18 @@ TEST_F(HfHabitsCli, DeviceDefaultsToLazy) {
   EXPECT_NE(r.out.find(", device lazy, output_dir"), std::string::npos) << r.out;
   std::string args = read_cli_file(dir_.sub("model") + "/training_args.json");
   EXPECT_NE(args.find("\"device\": \"lazy\""), std::string::npos) << args;
+}
+
+// A lazy:cpu run builds only the backend it runs on: lazy:sim's 64 GiB
+// address-space reservation (and xla's plugin discovery) must not be made in
+// every lazy process, or a job under `ulimit -v` (clusters, MPI launchers) dies.
+TEST_F(HfHabitsCli, LazyRunWorksUnderAnAddressSpaceLimit) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizer shadow memory needs more address space than the limit";
+#endif
+  CliResult r = train_tiny("ulimit -v 8388608 &&");  // 8 GiB, in KiB
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find(", device lazy, output_dir"), std::string::npos) << r.out;
 }
 
 TEST_F(HfHabitsCli, HelpNamesTheModelsAndTheDefaults) {
@@ -128,6 +140,56 @@ TEST_F(HfHabitsCli, HubIdsComeFromTheLocalCache) {
   expect_one_error_line(other,
                         "[model] --model_name_or_path 'openai-community/gpt2': no such "
                         "directory, and the Hugging Face cache");
+}
+
+// An adapter trained on a hub id at --revision v1 records the revision (as
+// peft does) and reloads the v1 snapshot, never main's.
+TEST_F(HfHabitsCli, AnAdapterOnAHubRevisionReloadsThatRevision) {
+  ASSERT_EQ(train_tiny().exit_code, 0);
+  fs::path repo = fs::path(dir_.sub("hub")) / "models--tiny-org--tiny-gpt2";
+  const std::string v1(40, 'b');
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "snapshots");
+  fs::copy(dir_.sub("model"), repo / "snapshots" / v1, fs::copy_options::recursive);
+  std::ofstream(repo / "refs" / "v1") << v1;  // no refs/main: main is not cached
+  ScopedEnv cache("HF_HUB_CACHE", dir_.sub("hub"));
+  CliResult lora = run_loom_cli(
+      dir_, {"train", "--model_name_or_path", "tiny-org/tiny-gpt2", "--revision", "v1",
+             "--use_lora", "--train_file", write_tiny_corpus(dir_, 40), "--block_size", "16",
+             "--max_steps", "1", "--output_dir", dir_.sub("lora"), "--report_to", "none",
+             "--disable_tqdm"});
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  const std::string cfg = read_cli_file(dir_.sub("lora") + "/adapter_config.json");
+  EXPECT_NE(cfg.find("\"revision\": \"v1\""), std::string::npos) << cfg;
+  CliResult adapter = run_loom_cli(dir_, {"generate", "--model_name_or_path", dir_.sub("lora"),
+                                          "--prompt", "It is", "--max_new_tokens", "3"});
+  ASSERT_EQ(adapter.exit_code, 0) << adapter.err;
+  EXPECT_EQ(adapter.out.rfind("It is", 0), 0u) << adapter.out;
+}
+
+// A base given by a path relative to the training directory is written as an
+// absolute path, so the adapter loads from any other directory.
+TEST_F(HfHabitsCli, AnAdapterTrainedOnARelativeBaseLoadsFromAnotherDirectory) {
+  ASSERT_EQ(train_tiny().exit_code, 0);
+  fs::create_directories(dir_.sub("elsewhere"));
+  CliResult lora = run_loom_cli(
+      dir_,
+      {"train", "--model_name_or_path", "model", "--use_lora", "--train_file",
+       write_tiny_corpus(dir_, 40), "--block_size", "16", "--max_steps", "1", "--output_dir",
+       "lora_rel", "--report_to", "none", "--disable_tqdm"},
+      "cd " + shell_quote(dir_.path()) + " &&");
+  ASSERT_EQ(lora.exit_code, 0) << lora.err;
+  const std::string cfg = read_cli_file(dir_.sub("lora_rel") + "/adapter_config.json");
+  EXPECT_NE(cfg.find("\"base_model_name_or_path\": \"" + fs::path(dir_.sub("model")).lexically_normal().string() + "\""),
+            std::string::npos)
+      << cfg;
+  CliResult adapter = run_loom_cli(
+      dir_,
+      {"generate", "--model_name_or_path", "../lora_rel", "--prompt", "It is",
+       "--max_new_tokens", "3"},
+      "cd " + shell_quote(dir_.sub("elsewhere")) + " &&");
+  ASSERT_EQ(adapter.exit_code, 0) << adapter.err;
+  EXPECT_EQ(adapter.out.rfind("It is", 0), 0u) << adapter.out;
 }
 
 TEST_F(HfHabitsCli, GenerateRepetitionPenaltyAndSkipSpecialTokens) {

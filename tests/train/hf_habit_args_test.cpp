@@ -65,6 +65,28 @@ TEST(HfHabitArgs, LabelSmoothingFactorIsTransformersLabelSmoother) {
               1e-5);
 }
 
+// HF's prediction_step computes eval_loss through compute_loss, so it is the
+// label-smoothed loss too.
+TEST(HfHabitArgs, LabelSmoothingFactorAppliesToEvalLoss) {
+  testing::TempDir dir;
+  auto model = testing::tiny_gpt2(3);
+  TrainingArguments args = testing::quiet_args(dir.path());
+  args.label_smoothing_factor = 0.1;
+  args.per_device_eval_batch_size = 4;
+  const int64_t b = 4, t = 6, v = 32;
+  Trainer trainer(model, args, nullptr, testing::token_dataset(b, t));
+  testing::silence(trainer);
+  const double eval_loss = trainer.evaluate().at("eval_loss");
+  std::vector<int64_t> ids;  // token_dataset's examples
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t j = 0; j < t; ++j) ids.push_back((i * 7 + j * 3 + (i * j) % 5) % 32);
+  ModelInputs in;
+  in.input_ids = tensor_i64(ids, {b, t});
+  std::vector<float> logits = model->forward(in).logits.to_vector<float>();
+  EXPECT_NEAR(eval_loss, label_smoothed_loss_by_hand(logits, ids, b, t, v, 0.1), 1e-5);
+  EXPECT_GT(std::fabs(eval_loss - label_smoothed_loss_by_hand(logits, ids, b, t, v, 0)), 1e-4);
+}
+
 TEST(HfHabitArgs, RefusedValuesNameTheArgumentAndTheReason) {
   auto message = [](TrainingArguments a) {
     try {

@@ -96,7 +96,18 @@ std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job,
   config.lora_alpha = job.lora_alpha;
   config.lora_dropout = job.lora_dropout;
   config.target_modules = split_target_modules(job.lora_target_modules);
-  config.base_model_name_or_path = plan.pretrained_dir;
+  // A local base is written as an absolute path, which peft (and loom) read
+  // from any directory; a hub id stays an id, with its revision when not main.
+  std::error_code ec;
+  if (std::filesystem::is_directory(plan.pretrained_dir, ec)) {
+    config.base_model_name_or_path =
+        std::filesystem::absolute(plan.pretrained_dir).lexically_normal().string();
+    if (config.base_model_name_or_path.size() > 1 && config.base_model_name_or_path.back() == '/')
+      config.base_model_name_or_path.pop_back();
+  } else {
+    config.base_model_name_or_path = plan.pretrained_dir;
+    if (job.revision != "main") config.revision = job.revision;
+  }
   return get_peft_model(lm, config);
 }
 

@@ -106,9 +106,9 @@ void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
   if (is_peft_adapter_dir(dir) && !fs::exists(fs::path(dir) / "config.json")) {
     // A LoRA adapter (loom/lora.h): the model is its base plus the adapter.
     plan.adapter_dir = dir;
-    dir = resolve_adapter_base(
-        dir, LoraConfig::from_json_file((fs::path(dir) / "adapter_config.json").string())
-                 .base_model_name_or_path);
+    const LoraConfig adapter =
+        LoraConfig::from_json_file((fs::path(dir) / "adapter_config.json").string());
+    dir = resolve_adapter_base(dir, adapter.base_model_name_or_path, adapter.revision);
   }
   const std::string cfg_path = (fs::path(dir) / "config.json").string();
   LOOM_CHECK(fs::exists(cfg_path), "[model] ", cfg_path, ": no such file");

@@ -89,7 +89,7 @@ std::string LoraConfig::to_json() const {
   j["peft_type"] = "LORA";
   j["r"] = r;
   j["rank_pattern"] = nlohmann::json::object();
-  j["revision"] = nullptr;
+  j["revision"] = revision.empty() ? nlohmann::json() : nlohmann::json(revision);
   j["target_modules"] = target_modules;
   j["target_parameters"] = nullptr;
   j["task_type"] = task_type;
@@ -116,6 +116,7 @@ LoraConfig LoraConfig::from_json_file(const std::string& path) {
   c.task_type = lora_field(j, "task_type", path, c.task_type);
   c.base_model_name_or_path = lora_field(j, "base_model_name_or_path", path, std::string());
   c.inference_mode = lora_field(j, "inference_mode", path, c.inference_mode);
+  c.revision = lora_field(j, "revision", path, std::string());
   const nlohmann::json& t = j.contains("target_modules") ? j["target_modules"] : nlohmann::json();
   if (t.is_string() && t.get<std::string>() == "all-linear") c.target_modules = {"all-linear"};
   LOOM_CHECK(t.is_array() || !c.target_modules.empty(), "[LoraConfig] ", path,
