@@ -100,11 +100,25 @@ int run(const std::string& base_dir, const std::string& train_txt, const std::st
   auto reloaded =
       std::dynamic_pointer_cast<loom::CausalLM>(loom::auto_from_pretrained(adapter_dir));
   std::vector<float> a = logits_of(*peft, blocks->at(0)), b = logits_of(*reloaded, blocks->at(0));
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
-  std::printf("adapter reloaded: %s, max |logit difference| %g\n", reloaded->type_name().c_str(),
-              worst);
-  return worst < 1e-5 ? 0 : 1;
+  // The base alone (a fresh load: get_peft_model wrapped `base` in place).
+  auto plain = std::dynamic_pointer_cast<loom::CausalLM>(loom::auto_from_pretrained(base_dir));
+  std::vector<float> c = logits_of(*plain, blocks->at(0));
+  double worst = 0, moved = 0;  // reloaded vs trained; trained vs the base
+  bool finite = a.size() == b.size() && a.size() == c.size();
+  for (size_t i = 0; finite && i < a.size(); ++i) {
+    finite = std::isfinite(a[i]) && std::isfinite(b[i]);
+    worst = std::max(worst, std::fabs(double(a[i]) - b[i]));
+    moved = std::max(moved, std::fabs(double(a[i]) - c[i]));
+  }
+  if (!finite || !(worst < 1e-5) || !(moved > 1e-6)) {
+    std::fprintf(stderr, "lora_llama: finite %d, reload diff %g, change from the base %g\n",
+                 int(finite), worst, moved);
+    return 1;
+  }
+  std::printf("adapter reloaded: %s, max |logit difference| %g; the adapter moved the logits "
+              "by up to %g\n",
+              reloaded->type_name().c_str(), worst, moved);
+  return 0;
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 // Assumes it runs from the repository root (assets/corpora/austen/*.txt and
 // the GPT-2 tokenizer files in assets/tokenizers/gpt2/ ship with the repo).
 //
-//   build/example_train_gpt2_austen [max_steps] [output_dir]
+//   build/example_train_gpt2_austen [max_steps] [output_dir] [max_eval_blocks]
 //
+// max_eval_blocks (default: all) evaluates on the first blocks of the held-back
+// tenth only, as run_clm's --max_eval_samples (the CTest's short run).
 // Prints the trainer's log lines, the eval perplexity after training and a
 // greedy continuation of a prompt. The default of 200 steps takes a few
 // minutes on 2 cores; scripts/demo.sh runs the full-length job via the CLI.
@@ -66,10 +68,12 @@ std::string generate_greedy(loom::GPT2LMHeadModel& model, const loom::Tokenizer&
   return tokenizer.decode(ids);
 }
 
-int run(int64_t max_steps, const std::string& output_dir) {
+int run(int64_t max_steps, const std::string& output_dir, int64_t max_eval_blocks) {
   loom::Tokenizer tokenizer = loom::Tokenizer::from_pretrained("assets/tokenizers/gpt2");
   std::vector<loom::data::Example> train_blocks, eval_blocks;
   load_blocks(tokenizer, train_blocks, eval_blocks);
+  if (max_eval_blocks >= 0 && static_cast<int64_t>(eval_blocks.size()) > max_eval_blocks)
+    eval_blocks.resize(static_cast<size_t>(max_eval_blocks));
   auto train_ds = std::make_shared<loom::data::InMemoryDataset>(std::move(train_blocks));
   auto eval_ds = std::make_shared<loom::data::InMemoryDataset>(std::move(eval_blocks));
   std::printf("train: %lld blocks, eval: %lld blocks of %lld tokens\n",
@@ -125,7 +129,8 @@ int main(int argc, char** argv) {
   try {
     int64_t max_steps = argc > 1 ? std::stoll(argv[1]) : 200;
     std::string output_dir = argc > 2 ? argv[2] : "out/train_gpt2_austen";
-    return run(max_steps, output_dir);
+    int64_t max_eval_blocks = argc > 3 ? std::stoll(argv[3]) : -1;
+    return run(max_steps, output_dir, max_eval_blocks);
   } catch (const std::exception& e) {  // loom::Error, or a bad max_steps
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -117,11 +117,11 @@ int run(int steps, const std::string& dir) {
   save_weights(mlp, weights);
   opt.save(dir + "/optimizer.safetensors");
   const double worst = reload_difference(mlp, weights);
-  std::printf("checkpoint ok: %s (w1 read back, max |diff| %g)\n", weights.c_str(), worst);
   if (worst != 0 || !(last < first / 10)) {
     std::fprintf(stderr, "train_loop_lazy: loss %g -> %g, reload diff %g\n", first, last, worst);
     return 1;
   }
+  std::printf("checkpoint ok: %s (w1 read back, max |diff| %g)\n", weights.c_str(), worst);
   return 0;
 }
 

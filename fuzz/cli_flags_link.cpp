@@ -2,7 +2,7 @@
 // LoRA reader asks the registry for default targets), which compiles the flag parser
 // (tools/loom/job_args.cpp, TrainingArguments) without the model registry and
 // the lazy device: those pull in every model and backend, which the parser
-// only asks two questions. Assumes the harness fuzzes parsing, not whether a
+// only asks a few questions. Assumes the harness fuzzes parsing, not whether a
 // backend or model type exists (tests/cli and tests/train check those).
 #include <deque>
 #include <string>
@@ -26,6 +26,8 @@ const std::deque<ModelTypeEntry>& model_types() {
 }
 
 std::string model_type_names() { return "gpt2, bert, llama, qwen2"; }
+std::string layer_class_of_architecture(const std::string&) { return ""; }  // --fsdp_config
+std::string model_types_for_task(const std::string&) { return "gpt2"; }  // help texts
 
 namespace lazy {
 void check_device(const Device&) {}  // the name's syntax is checked by Device itself

@@ -33,10 +33,13 @@ else
   mpi="${LOOM_MPI:-AUTO}"
 fi
 
-# run_ctest DIR: every registered test; zero registered tests is a failure.
+# run_ctest DIR [ctest args...]: every registered test (or those the args
+# select); zero selected tests is a failure.
 run_ctest() {
-  ctest --test-dir "$1" --output-on-failure --no-tests=error \
-    --timeout "$test_timeout" -j"$LOOM_JOBS"
+  local dir="$1"
+  shift
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error \
+    --timeout "$test_timeout" -j"$LOOM_JOBS" "$@"
 }
 
 trap print_phases EXIT
@@ -66,7 +69,14 @@ phase "asan configure" configure "$asan_dir" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON -DLOOM_MPI="$mpi"
 phase "asan build" cmake --build "$asan_dir" -j"$LOOM_JOBS"
-phase "asan test" run_ctest "$asan_dir"
+# Not under ASan: lazy:xla's cross-device suites (op table, whole models, exact
+# resume, CLI, mpirun). Each of their XLA compiles runs inside the prebuilt,
+# uninstrumented PJRT plugin, through ASan's slow allocator: 1,420 s of the
+# phase's 2,400 s on 2 cores (2026-12-02), for no instrumented loom code that
+# the Xla* unit tests (lowering of every op case, PJRT client, executables,
+# collective split) do not already run here. The Release phase runs them all.
+asan_exclude='(Op/BackendForward.*xla|Op/XlaLowerExec\.|_lazy_xla|Devices/.*xla|^XlaCli\.|^dist_train_lazy_xla)'
+phase "asan test" run_ctest "$asan_dir" -E "$asan_exclude"
 
 # ThreadSanitizer: only the tests that start threads (CMakeLists.txt's
 # LOOM_TSAN_TESTS: lazy:sim's stream, the executor, DataLoader workers, the

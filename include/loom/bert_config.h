@@ -57,6 +57,8 @@ struct BertConfig : PretrainedConfig {
   int64_t max_positions() const { return max_position_embeddings; }
   /// peft's default for bert: {"query", "value"}.
   std::vector<std::string> default_lora_targets() const { return {"query", "value"}; }
+  /// transformers' BertModel._no_split_modules: "BertLayer".
+  std::string layer_class() const { return "BertLayer"; }
 };
 
 static_assert(ModelConfig<BertConfig>);

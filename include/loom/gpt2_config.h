@@ -74,6 +74,8 @@ struct GPT2Config : PretrainedConfig {
   int64_t max_positions() const { return n_positions; }
   /// peft's default for gpt2: {"c_attn"}.
   std::vector<std::string> default_lora_targets() const { return {"c_attn"}; }
+  /// transformers' GPT2Model._no_split_modules: "GPT2Block".
+  std::string layer_class() const { return "GPT2Block"; }
 };
 
 static_assert(ModelConfig<GPT2Config>);

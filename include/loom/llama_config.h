@@ -97,6 +97,11 @@ struct LlamaConfig : PretrainedConfig {
   int64_t max_positions() const { return max_position_embeddings; }
   /// peft's default for llama and qwen2: {"q_proj", "v_proj"}.
   std::vector<std::string> default_lora_targets() const { return {"q_proj", "v_proj"}; }
+  /// transformers' _no_split_modules: "Qwen2DecoderLayer" for qwen2, else
+  /// "LlamaDecoderLayer".
+  std::string layer_class() const {
+    return model_type == "qwen2" ? "Qwen2DecoderLayer" : "LlamaDecoderLayer";
+  }
 };
 
 static_assert(ModelConfig<LlamaConfig>);

@@ -54,6 +54,10 @@ struct ConfigTensor {
 /// - `max_positions()`: the longest sequence the model takes;
 /// - `default_lora_targets()`: peft's default target_modules for the type
 ///   (peft/utils/constants.py), empty when peft has none.
+/// Optional (not in the concept): `std::string layer_class() const`, the
+/// transformers class of one repeated layer (its `_no_split_modules`, e.g.
+/// "LlamaDecoderLayer"), which --fsdp_config's transformer_layer_cls_to_wrap
+/// may name; without it that key is refused for the type.
 template <typename C>
 concept ModelConfig = std::derived_from<C, PretrainedConfig> && std::default_initializable<C> &&
     requires(const C& c, const std::string& text) {

@@ -101,6 +101,9 @@ struct ModelTypeEntry {
   /// peft's default target_modules for this type (ModelConfig's
   /// default_lora_targets()); empty when there is none.
   std::vector<std::string> default_lora_targets;
+  /// The transformers class of one repeated layer (the config's optional
+  /// layer_class(), e.g. "GPT2Block"); "" when the config has none.
+  std::string layer_class;
   /// The class serving `task`, or nullptr.
   const ArchitectureEntry* for_task(const std::string& task) const;
   /// The class named `name`, or nullptr.
@@ -155,6 +158,8 @@ ModelTypeEntry model_type_of(std::string model_type, std::vector<ArchitectureEnt
   e.model_type = std::move(model_type);
   e.architectures = std::move(archs);
   e.default_lora_targets = defaults.default_lora_targets();
+  if constexpr (requires { { defaults.layer_class() } -> std::convertible_to<std::string>; })
+    e.layer_class = defaults.layer_class();
   e.default_config_json = [defaults] { return defaults.to_json_string(); };
   e.read_config = [](const std::string& json, const std::string& where) {
     C c = C::from_json_string(json, where);
@@ -200,5 +205,12 @@ const std::deque<ModelTypeEntry>& model_types();
 const ModelTypeEntry& model_type_entry(const std::string& model_type);
 /// "gpt2, bert, llama, qwen2": the registered types, for messages.
 std::string model_type_names();
+/// "gpt2, llama, qwen2": the registered types with a class serving `task`
+/// ("causal-lm", ...), for help texts and messages.
+std::string model_types_for_task(const std::string& task);
+/// The layer_class of the type that registers the class `architecture`
+/// ("LlamaForCausalLM" -> "LlamaDecoderLayer"); "" when no registered type
+/// has that class or its config declares none.
+std::string layer_class_of_architecture(const std::string& architecture);
 
 }  // namespace loom

@@ -28,7 +28,6 @@
 #include "loom/config.h"
 #include "loom/model_config.h"
 #include "loom/lazy.h"  // lazy::RematScope, which the models open per layer
-#include "loom/llama_config.h"
 #include "loom/nn.h"
 
 namespace loom {

@@ -120,6 +120,7 @@ class TokenFileWriter {
     if (!committed_) std::remove(tmp_.c_str());
   }
   void write(const void* p, size_t n) {
+    if (n == 0) return;  // an empty line's ids: data() may be null, which fwrite must not get
     LOOM_CHECK(std::fwrite(p, 1, n, file_) == n, "[token cache] ", tmp_,
                ": write failed: ", std::strerror(errno), " (disk full?)");
   }

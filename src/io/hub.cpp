@@ -17,9 +17,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The variable's value with a leading "~" or "~/" expanded to $HOME, as
+// huggingface_hub's constants.py does (os.path.expanduser); "" when unset.
 std::string hub_env(const char* name) {
   const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
+  std::string s = v ? std::string(v) : std::string();
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != 0 && !s.empty() && s[0] == '~' && (s.size() == 1 || s[1] == '/'))
+    s = std::string(home) + s.substr(1);
+  return s;
 }
 
 bool is_commit_hash(const std::string& s) {

@@ -106,6 +106,19 @@ std::string model_type_names() {
   return out;
 }
 
+std::string model_types_for_task(const std::string& task) {
+  std::string out;
+  for (const ModelTypeEntry& e : model_registry_entries())
+    if (e.for_task(task) != nullptr) out += (out.empty() ? "" : ", ") + e.model_type;
+  return out;
+}
+
+std::string layer_class_of_architecture(const std::string& architecture) {
+  for (const ModelTypeEntry& e : model_registry_entries())
+    if (e.find(architecture) != nullptr) return e.layer_class;
+  return "";
+}
+
 const ModelTypeEntry& model_type_entry(const std::string& model_type) {
   for (const ModelTypeEntry& e : model_registry_entries())
     if (e.model_type == model_type) return e;

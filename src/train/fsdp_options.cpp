@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/error.h"
+#include "loom/model_registry.h"
 
 namespace loom::train {
 namespace {
@@ -89,10 +90,7 @@ FsdpMode parse_fsdp_mode(const std::string& value) {
 }
 
 std::string fsdp_layer_class(const std::string& architecture) {
-  if (architecture.rfind("GPT2", 0) == 0) return "GPT2Block";
-  if (architecture.rfind("Llama", 0) == 0) return "LlamaDecoderLayer";
-  if (architecture.rfind("Bert", 0) == 0) return "BertLayer";
-  return "";
+  return layer_class_of_architecture(architecture);  // declared by the model's config
 }
 
 std::vector<std::string> parse_fsdp_config(const std::string& value,

@@ -27,9 +27,9 @@ const char* fsdp_mode_name(FsdpMode mode);
 /// two modes at once.
 FsdpMode parse_fsdp_mode(const std::string& value);
 
-/// The layer class name of a transformers architecture ("GPT2LMHeadModel"
-/// -> "GPT2Block", "Llama..." -> "LlamaDecoderLayer", "Bert..." ->
-/// "BertLayer"); "" when unknown.
+/// The layer class name of a registered architecture, as its model's config
+/// declares it (layer_class_of_architecture: "GPT2LMHeadModel" ->
+/// "GPT2Block", "Qwen2ForCausalLM" -> "Qwen2DecoderLayer"); "" when unknown.
 std::string fsdp_layer_class(const std::string& architecture);
 
 /// Reads --fsdp_config (a JSON object as text, or a path to a file holding

@@ -9,6 +9,8 @@
 #   finetune_bert  example_finetune_sentiment on the tiny BERT, then plot / inspect
 #   lora_llama     example_lora_llama (its own check: the reloaded adapter's logits)
 #   generate       example_generate_sampling on the tiny GPT-2
+#   train_gpt2_austen  example_train_gpt2_austen, 2 steps, 32 eval blocks (run
+#                  from the source tree, where its corpus and tokenizer are)
 #   ddp            example_ddp_train under `mpirun -np 2` (exit 77, skipped,
 #                  without mpirun or without MPI in loom)
 # Every case but setup needs setup's WORK_DIR (CTest fixture). Prints what
@@ -95,6 +97,13 @@ case $case_name in
     expect "trainable params: [0-9]+ \|\| all params" "$log"
     expect "adapter reloaded: PeftModelForCausalLM" "$log"
     [[ -s "$work/lora_llama/adapter_config.json" && -s "$work/lora_llama/adapter_model.safetensors" ]]
+    ;;
+  train_gpt2_austen)
+    (cd "$src" && "$build/example_train_gpt2_austen" 2 "$work/train_gpt2_austen" 32) | tee "$log"
+    expect "train: [0-9]+ blocks, eval: 32 blocks of 128 tokens" "$log"
+    expect "eval perplexity after 2 steps: [0-9.]+" "$log"
+    expect "^sample: Emma was" "$log"
+    [[ -s "$work/train_gpt2_austen/model.safetensors" ]]
     ;;
   generate)
     "$build/example_generate_sampling" "$models/gpt2" "It is a truth" 8 | tee "$log"

@@ -4,19 +4,27 @@
 # tests/install/consumer/ against that prefix twice: with CMake's
 # find_package(loom CONFIG) and with `pkg-config --cflags --libs loom`.
 # Each run must print the consumer's line with the gradient 2x of x = 1, 2, 3.
+# The prefix is moved after the install and before the consumers are built:
+# the installed tree is relocatable (loomConfig.cmake and loom.pc find their
+# prefix from their own location).
 # Assumes BUILD_DIR has libloom and the loom CLI built (ctest runs after the build).
 set -euo pipefail
 build="$1"
 work="$2"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+installed="$work/installed"
 prefix="$work/prefix"
 rm -rf "$work"
 mkdir -p "$work"
 expect='consumer: grad 2 4 6; models .*gpt2'
 
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in include/loom/tensor.h lib/libloom.a bin/loom lib/cmake/loom/loomConfig.cmake \
-  lib/pkgconfig/loom.pc; do
+# The library folder GNUInstallDirs chose when the build was configured.
+libdir="$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build/CMakeCache.txt")"
+libdir="${libdir:-lib}"
+cmake --install "$build" --prefix "$installed" >"$work/install.log"
+mv "$installed" "$prefix"
+for f in include/loom/tensor.h "$libdir/libloom.a" bin/loom "$libdir/cmake/loom/loomConfig.cmake" \
+  "$libdir/pkgconfig/loom.pc"; do
   [[ -e "$prefix/$f" ]] || { echo "install_test: $prefix/$f not installed" >&2; exit 1; }
 done
 "$prefix/bin/loom" --version
@@ -32,7 +40,7 @@ echo "find_package: $out"
 [[ "$out" =~ $expect ]] || { echo "install_test: find_package consumer printed '$out'" >&2; exit 1; }
 
 # 2. pkg-config
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 read -r -a flags <<<"$(pkg-config --cflags --libs loom)"
 ${CCACHE:-$(command -v ccache || true)} "${CXX:-c++}" -O1 "$here/consumer/main.cpp" \
   -o "$work/consumer_pc" "${flags[@]}"

@@ -85,6 +85,20 @@ TEST(HubCache, HfHomeGivesItsHubFolderAndAnIdWithoutOrg) {
             repo + "/snapshots/" + kHubMain);
 }
 
+// huggingface_hub expands "~" in HF_HOME / HF_HUB_CACHE (os.path.expanduser).
+TEST(HubCache, ATildeInTheCacheVariablesIsTheHomeDirectory) {
+  TempDir dir;
+  HubScopedEnv home_dir("HOME", dir.path().c_str());
+  HubScopedEnv cache("HF_HUB_CACHE", "~/hubcache");
+  EXPECT_EQ(hf_hub_cache_dir(), dir.path() + "/hubcache");
+  HubScopedEnv no_cache("HF_HUB_CACHE", nullptr);
+  HubScopedEnv no_old("HUGGINGFACE_HUB_CACHE", nullptr);
+  HubScopedEnv hf_home("HF_HOME", "~");
+  EXPECT_EQ(hf_hub_cache_dir(), dir.path() + "/hub");
+  HubScopedEnv other_user("HF_HOME", "~bob/x");  // ~user is left as written
+  EXPECT_EQ(hf_hub_cache_dir(), "~bob/x/hub");
+}
+
 TEST(HubCache, ADirectoryWinsOverTheCache) {
   TempDir dir;
   HubScopedEnv cache("HF_HUB_CACHE", dir.path().c_str());

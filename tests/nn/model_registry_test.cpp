@@ -68,5 +68,39 @@ TEST(ModelConfigConcept, RegistryReadsMaxPositionsFromEachConfig) {
   EXPECT_NE(model_type_entry("qwen2").default_config_json().find("\"qwen2\""), std::string::npos);
 }
 
+// parameter_count() (what the memory checks use) is the base model's
+// parameters plus an untied LM head, for each of loom's configs, tied and untied.
+TEST(ModelConfigConcept, ParameterCountIsTheBaseModelPlusAnUntiedHead) {
+  for (bool tied : {true, false}) {
+    SCOPED_TRACE(tied ? "tied" : "untied");
+    GPT2Config g;
+    g.n_layer = 2;
+    g.n_embd = 16;
+    g.n_head = 2;
+    g.n_positions = 24;
+    g.vocab_size = 50;
+    g.tie_word_embeddings = tied;
+    const double g_head = tied ? 0 : 50 * 16;
+    EXPECT_EQ(g.parameter_count(), static_cast<double>(GPT2Model(g).num_parameters()) + g_head);
+    if (!tied)  // no shared tensor: num_parameters counts the head once
+      EXPECT_EQ(g.parameter_count(), static_cast<double>(GPT2LMHeadModel(g).num_parameters()));
+    BertConfig b;
+    b.num_hidden_layers = 2;
+    b.hidden_size = 16;
+    b.num_attention_heads = 2;
+    b.intermediate_size = 32;
+    b.max_position_embeddings = 24;
+    b.vocab_size = 50;
+    b.tie_word_embeddings = tied;
+    const double b_head = tied ? 0 : 50 * 16;
+    EXPECT_EQ(b.parameter_count(), static_cast<double>(BertModel(b).num_parameters()) + b_head);
+  }
+  // The untied counts are larger by exactly the head: a test of the formula.
+  GPT2Config tied, untied;
+  untied.tie_word_embeddings = false;
+  EXPECT_EQ(untied.parameter_count() - tied.parameter_count(),
+            static_cast<double>(tied.vocab_size * tied.n_embd));
+}
+
 }  // namespace
 }  // namespace loom

@@ -52,6 +52,9 @@ TEST(FsdpOptions, ParsesHfValuesAndRefusesTheOthersByName) {
 TEST(FsdpOptions, ConfigReadsTheLayerClassAndRefusesOtherKeys) {
   EXPECT_EQ(fsdp_layer_class("GPT2LMHeadModel"), "GPT2Block");
   EXPECT_EQ(fsdp_layer_class("LlamaForCausalLM"), "LlamaDecoderLayer");
+  EXPECT_EQ(fsdp_layer_class("Qwen2ForCausalLM"), "Qwen2DecoderLayer");
+  EXPECT_EQ(fsdp_layer_class("BertForSequenceClassification"), "BertLayer");
+  EXPECT_EQ(fsdp_layer_class("NoSuchForCausalLM"), "");
   EXPECT_TRUE(parse_fsdp_config("", "GPT2Block").empty());
   EXPECT_EQ(
       parse_fsdp_config(R"({"fsdp_transformer_layer_cls_to_wrap": "GPT2Block"})", "GPT2Block"),

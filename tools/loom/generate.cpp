@@ -122,9 +122,9 @@ void run_generate(const GenerateArgs& a) {
 
 void add_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
-  CLI::App* cmd = app.add_subcommand("generate",
-                                     "Continue a prompt with a causal LM: GPT-2, Llama, Qwen2 "
-                                     "(greedy, or sampled with --do_sample)");
+  CLI::App* cmd = app.add_subcommand(
+      "generate", "Continue a prompt with a causal LM: " + model_types_for_task(kTaskCausalLM) +
+                      " (greedy, or sampled with --do_sample)");
   cmd->add_option("--model_name_or_path", args->model_name_or_path,
                   "Model directory (config.json + model.safetensors) or checkpoint (required)");
   cmd->add_option("--tokenizer_name", args->tokenizer_name,

@@ -29,14 +29,15 @@ const std::vector<JobField>& job_table() {
       {{"config", "string", "JSON file of flag names to values; the command line overrides it."},
        &JobArgs::config},
       {{"task", "string",
-        "causal-lm (GPT-2, Llama, Qwen2), masked-lm or text-classification (BERT); default: from "
-        "the model."},
+        "causal-lm (" + model_types_for_task(kTaskCausalLM) + "), masked-lm (" +
+            model_types_for_task(kTaskMaskedLM) + ") or text-classification (" +
+            model_types_for_task(kTaskTextClassification) + "); default: from the model."},
        &JobArgs::task},
       {{"model_name_or_path", "string",
         "Directory with config.json and weights (save_pretrained output or a checkpoint)."},
        &JobArgs::model_name_or_path},
       {{"model_type", "string",
-        "Train from scratch: gpt2, bert, llama or qwen2 (transformers' defaults)."},
+        "Train from scratch: " + model_type_names() + " (transformers' defaults)."},
        &JobArgs::model_type},
       {{"revision", "string",
         "Hub ids: the branch, tag or commit of the snapshot in the local Hugging Face cache."},

@@ -12,6 +12,7 @@
 
 #include "job.h"
 #include "loom/error.h"
+#include "loom/model_registry.h"
 #include "loom/lora.h"
 #include "train/checkpoint_files.h"
 
@@ -90,7 +91,7 @@ std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job,
   }
   auto lm = std::dynamic_pointer_cast<CausalLM>(model);
   LOOM_CHECK(lm != nullptr && plan.task == "causal-lm", "[loom train] --use_lora supports task ",
-             "causal-lm (GPT-2, Llama, Qwen2), got ", plan.task, " (", model->architecture(), ")");
+             "causal-lm (", model_types_for_task(kTaskCausalLM), "), got ", plan.task, " (", model->architecture(), ")");
   LoraConfig config;
   config.r = job.lora_r;
   config.lora_alpha = job.lora_alpha;

@@ -103,8 +103,9 @@ void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
              "[model] --config_overrides applies to --model_type (from scratch), not to "
              "--model_name_or_path");
   LOOM_CHECK(fs::is_directory(dir), "[model] --model_name_or_path '", dir, "': no such directory");
-  if (is_peft_adapter_dir(dir) && !fs::exists(fs::path(dir) / "config.json")) {
-    // A LoRA adapter (loom/lora.h): the model is its base plus the adapter.
+  if (is_peft_adapter_dir(dir)) {
+    // A LoRA adapter (loom/lora.h): the model is its base plus the adapter,
+    // as auto_from_pretrained (and transformers' from_pretrained) read it.
     plan.adapter_dir = dir;
     const LoraConfig adapter =
         LoraConfig::from_json_file((fs::path(dir) / "adapter_config.json").string());

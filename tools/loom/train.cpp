@@ -23,6 +23,7 @@
 #include "job_args.h"
 #include "launch.h"
 #include "loom/error.h"
+#include "loom/model_registry.h"
 #include "loom/metrics.h"
 #include "plot.h"
 #include "train/ddp.h"
@@ -201,8 +202,10 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
 void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train",
-      "Train or fine-tune GPT-2, Llama, Qwen2 (causal-lm) or BERT (masked-lm, "
-      "text-classification), full or LoRA (transformers' run_clm, run_mlm, run_glue)");
+      "Train or fine-tune a causal LM (" + model_types_for_task(kTaskCausalLM) + "), masked LM (" +
+          model_types_for_task(kTaskMaskedLM) + ") or text classifier (" +
+          model_types_for_task(kTaskTextClassification) +
+          "), full or LoRA (transformers' run_clm, run_mlm, run_glue)");
   auto flags = std::make_shared<FlagSet>(make_job_flag_set());
   flags->add_to(*cmd);
   cmd->footer(

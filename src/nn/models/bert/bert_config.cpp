@@ -95,7 +95,10 @@ double BertConfig::parameter_count() const {
                        + 4 * h          // two LayerNorms
                        + (h * i + i)    // intermediate.dense
                        + (i * h + h);   // output.dense
-  return (v + p + t) * h + 2 * h + l * layer + (h * h + h);
+  // An untied MLM decoder weight; the MLM transform, decoder bias and the
+  // classifiers' heads (O(h^2 + v)) are not counted.
+  const double head = tie_word_embeddings ? 0 : v * h;
+  return (v + p + t) * h + 2 * h + l * layer + (h * h + h) + head;
 }
 
 std::string BertConfig::size_text() const {

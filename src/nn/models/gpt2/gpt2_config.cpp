@@ -93,7 +93,8 @@ double GPT2Config::parameter_count() const {
                        + (e * e + e)               // attn.c_proj
                        + (e * i + i)               // mlp.c_fc
                        + (i * e + e);              // mlp.c_proj
-  return v * e + p * e + 2 * e + l * block;
+  const double head = tie_word_embeddings ? 0 : v * e;  // an untied lm_head (no bias)
+  return v * e + p * e + 2 * e + l * block + head;
 }
 
 std::string GPT2Config::size_text() const {
