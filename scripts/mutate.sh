@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # scripts/mutate.sh: the weekly mutation run, outside .ci/run's 40-minute
 # budget: tools/mutate.py over every mutant (a scratch copy in build-mutate/,
-# the checkout untouched), niced so that it can share a machine, writing
-# tools/mutate_result.md (commit it). Exits 1 when a mutant survived: each
-# survivor is a missing test (docs/testing.md, "Mutation runs").
+# the checkout untouched), niced so that it can share a machine, writing its
+# table to build-mutate/mutate_result.md; `scripts/mutate.sh --write` also
+# updates the committed tools/mutate_result.md (commit it). Exits 1 when a
+# mutant survived: each survivor is a missing test (docs/testing.md,
+# "Mutation runs").
 #
 # Meant for a scheduled CI job (e.g. weekly), not for every push: the first
 # build of the scratch copy takes ~20 minutes on 2 cores, then ~1-2 minutes

@@ -131,6 +131,13 @@ TEST_F(HfHabitsCli, HubIdsComeFromTheLocalCache) {
   CliResult adapter = run_loom_cli(dir_, {"generate", "--model_name_or_path", dir_.sub("lora"),
                                           "--prompt", "It is", "--max_new_tokens", "3"});
   ASSERT_EQ(adapter.exit_code, 0) << adapter.err;
+  // loom tokenize takes the hub id too, as train's --tokenizer_name does.
+  const std::string lines = dir_.sub("lines.jsonl");
+  std::ofstream(lines) << "\"It is a truth\"\n";
+  CliResult tok = run_loom_cli(
+      dir_, {"tokenize", "--tokenizer_name", "tiny-org/tiny-gpt2", "--input_file", lines});
+  ASSERT_EQ(tok.exit_code, 0) << tok.err;
+  EXPECT_EQ(count_cli_lines(tok.out), 1) << tok.out;
   CliResult missing = run_loom_cli(
       dir_, {"generate", "--model_name_or_path", "tiny-org/tiny-gpt2", "--revision", "v9"});
   expect_one_error_line(missing,

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "loom/error.h"
+#include "loom/hub.h"
 #include "loom/tokenizer.h"
 #include "unknown_flags.h"
 
@@ -27,7 +28,9 @@ void run_tokenize(const TokenizeArgs& a) {
   for (const auto& [flag, value] :
        {std::pair{"--tokenizer_name", &a.tokenizer_name}, std::pair{"--input_file", &a.input_file}})
     if (value->empty()) fail("[loom tokenize] ", flag, " is required");
-  Tokenizer tok = Tokenizer::from_pretrained(a.tokenizer_name);
+  // A directory, or a hub id from the local Hugging Face cache (as train's).
+  Tokenizer tok = Tokenizer::from_pretrained(
+      resolve_model_dir(a.tokenizer_name, "main", "[loom tokenize] --tokenizer_name"));
   EncodeOptions options = tok.default_options();
   options.add_special_tokens = a.add_special_tokens;
   if (a.input_file == "-") {

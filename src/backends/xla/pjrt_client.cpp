@@ -136,21 +136,17 @@ void PjrtClient::to_host(const PjrtBuffer& src, void* host) const {
 // and OutputDimensions).
 std::vector<ops::TensorType> PjrtClient::output_types(PJRT_LoadedExecutable* loaded) const {
   const PJRT_Api* api = plugin_->api();
-  PJRT_LoadedExecutable_GetExecutable_Args g{};
-  g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
-  g.loaded_executable = loaded;
-  plugin_->check(api->PJRT_LoadedExecutable_GetExecutable(&g),
-                 "PJRT_LoadedExecutable_GetExecutable");
-  PJRT_Executable_OutputElementTypes_Args t{};
-  t.struct_size = PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE;
-  t.executable = g.executable;
-  PJRT_Error* e = api->PJRT_Executable_OutputElementTypes(&t);
-  PJRT_Executable_OutputDimensions_Args d{};
-  d.struct_size = PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE;
-  d.executable = g.executable;
-  if (e == nullptr) e = api->PJRT_Executable_OutputDimensions(&d);
   std::vector<ops::TensorType> types;
-  if (e == nullptr) {
+  PJRT_Error* e = plugin_->with_executable(loaded, [&](PJRT_Executable* exe) {
+    PJRT_Executable_OutputElementTypes_Args t{};
+    t.struct_size = PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE;
+    t.executable = exe;
+    PJRT_Error* err = api->PJRT_Executable_OutputElementTypes(&t);
+    PJRT_Executable_OutputDimensions_Args d{};
+    d.struct_size = PJRT_Executable_OutputDimensions_Args_STRUCT_SIZE;
+    d.executable = exe;
+    if (err == nullptr) err = api->PJRT_Executable_OutputDimensions(&d);
+    if (err != nullptr) return err;
     const int64_t* dims = d.dims;
     for (size_t i = 0; i < t.num_output_types && i < d.num_outputs; ++i) {
       ops::TensorType type;
@@ -159,11 +155,8 @@ std::vector<ops::TensorType> PjrtClient::output_types(PJRT_LoadedExecutable* loa
       dims += d.dim_sizes[i];
       types.push_back(std::move(type));
     }
-  }
-  PJRT_Executable_Destroy_Args x{};
-  x.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
-  x.executable = g.executable;
-  api->PJRT_Executable_Destroy(&x);
+    return err;
+  });
   plugin_->check(e, "PJRT_Executable_OutputElementTypes");
   return types;
 }

@@ -68,6 +68,24 @@ class PjrtPlugin {
   void check(PJRT_Error* error, std::string_view what) const;
   /// Awaits `event` (nullptr: returns), destroys it, checks its status.
   void await(PJRT_Event* event, std::string_view what) const;
+  /// Calls `use(PJRT_Executable*)` (returning a PJRT_Error*, nullptr for
+  /// success) on the executable behind `loaded`
+  /// (PJRT_LoadedExecutable_GetExecutable), destroys that executable, and
+  /// returns use's error unchecked: the caller checks or ignores it. Throws
+  /// loom::Error when the executable cannot be got.
+  template <typename Use>
+  PJRT_Error* with_executable(PJRT_LoadedExecutable* loaded, Use&& use) const {
+    PJRT_LoadedExecutable_GetExecutable_Args g{};
+    g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+    g.loaded_executable = loaded;
+    check(api_->PJRT_LoadedExecutable_GetExecutable(&g), "PJRT_LoadedExecutable_GetExecutable");
+    PJRT_Error* e = use(g.executable);
+    PJRT_Executable_Destroy_Args d{};
+    d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+    d.executable = g.executable;
+    api_->PJRT_Executable_Destroy(&d);
+    return e;
+  }
 
  private:
   PjrtPlugin() = default;

@@ -78,24 +78,18 @@ std::vector<std::unique_ptr<PjrtBuffer>> PjrtExecutable::execute(
 
 std::string PjrtExecutable::serialize() const {
   const PJRT_Api* api = plugin_->api();
-  PJRT_LoadedExecutable_GetExecutable_Args g{};
-  g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
-  g.loaded_executable = exe_;
-  plugin_->check(api->PJRT_LoadedExecutable_GetExecutable(&g),
-                 "PJRT_LoadedExecutable_GetExecutable");
-  PJRT_Executable_Serialize_Args s{};
-  s.struct_size = PJRT_Executable_Serialize_Args_STRUCT_SIZE;
-  s.executable = g.executable;
-  PJRT_Error* e = api->PJRT_Executable_Serialize(&s);
   std::string bytes;
-  if (e == nullptr) {
-    bytes.assign(s.serialized_bytes, s.serialized_bytes_size);
-    s.serialized_executable_deleter(s.serialized_executable);
-  }
-  PJRT_Executable_Destroy_Args d{};
-  d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
-  d.executable = g.executable;
-  api->PJRT_Executable_Destroy(&d);
+  PJRT_Error* e = plugin_->with_executable(exe_, [&](PJRT_Executable* exe) {
+    PJRT_Executable_Serialize_Args s{};
+    s.struct_size = PJRT_Executable_Serialize_Args_STRUCT_SIZE;
+    s.executable = exe;
+    PJRT_Error* err = api->PJRT_Executable_Serialize(&s);
+    if (err == nullptr) {
+      bytes.assign(s.serialized_bytes, s.serialized_bytes_size);
+      s.serialized_executable_deleter(s.serialized_executable);
+    }
+    return err;
+  });
   plugin_->check(e, "PJRT_Executable_Serialize");
   return bytes;
 }
@@ -106,19 +100,12 @@ PjrtExecutable::CompiledMemory PjrtExecutable::compiled_memory() const {
   if (api->struct_size < PJRT_STRUCT_SIZE(PJRT_Api, PJRT_Executable_GetCompiledMemoryStats) ||
       api->PJRT_Executable_GetCompiledMemoryStats == nullptr)
     return m;
-  PJRT_LoadedExecutable_GetExecutable_Args g{};
-  g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
-  g.loaded_executable = exe_;
-  plugin_->check(api->PJRT_LoadedExecutable_GetExecutable(&g),
-                 "PJRT_LoadedExecutable_GetExecutable");
   PJRT_Executable_GetCompiledMemoryStats_Args a{};
   a.struct_size = PJRT_Executable_GetCompiledMemoryStats_Args_STRUCT_SIZE;
-  a.executable = g.executable;
-  PJRT_Error* e = api->PJRT_Executable_GetCompiledMemoryStats(&a);
-  PJRT_Executable_Destroy_Args d{};
-  d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
-  d.executable = g.executable;
-  api->PJRT_Executable_Destroy(&d);
+  PJRT_Error* e = plugin_->with_executable(exe_, [&](PJRT_Executable* exe) {
+    a.executable = exe;
+    return api->PJRT_Executable_GetCompiledMemoryStats(&a);
+  });
   if (e != nullptr) {  // UNIMPLEMENTED on some plugins: report nothing
     PJRT_Error_Destroy_Args x{};
     x.struct_size = PJRT_Error_Destroy_Args_STRUCT_SIZE;
