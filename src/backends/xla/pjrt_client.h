@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,7 @@ struct PJRT_Client;
 struct PJRT_Device;
 struct PJRT_Buffer;
 struct PJRT_LoadedExecutable;
+struct PJRT_Executable;
 struct PJRT_Error;
 struct PJRT_Event;
 
@@ -73,19 +75,8 @@ class PjrtPlugin {
   /// (PJRT_LoadedExecutable_GetExecutable), destroys that executable, and
   /// returns use's error unchecked: the caller checks or ignores it. Throws
   /// loom::Error when the executable cannot be got.
-  template <typename Use>
-  PJRT_Error* with_executable(PJRT_LoadedExecutable* loaded, Use&& use) const {
-    PJRT_LoadedExecutable_GetExecutable_Args g{};
-    g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
-    g.loaded_executable = loaded;
-    check(api_->PJRT_LoadedExecutable_GetExecutable(&g), "PJRT_LoadedExecutable_GetExecutable");
-    PJRT_Error* e = use(g.executable);
-    PJRT_Executable_Destroy_Args d{};
-    d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
-    d.executable = g.executable;
-    api_->PJRT_Executable_Destroy(&d);
-    return e;
-  }
+  PJRT_Error* with_executable(PJRT_LoadedExecutable* loaded,
+                              const std::function<PJRT_Error*(PJRT_Executable*)>& use) const;
 
  private:
   PjrtPlugin() = default;

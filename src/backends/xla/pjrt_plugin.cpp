@@ -77,6 +77,20 @@ void PjrtPlugin::check(PJRT_Error* error, std::string_view what) const {
   fail("[xla] ", what, ": ", text);
 }
 
+PJRT_Error* PjrtPlugin::with_executable(
+    PJRT_LoadedExecutable* loaded, const std::function<PJRT_Error*(PJRT_Executable*)>& use) const {
+  PJRT_LoadedExecutable_GetExecutable_Args g{};
+  g.struct_size = PJRT_LoadedExecutable_GetExecutable_Args_STRUCT_SIZE;
+  g.loaded_executable = loaded;
+  check(api_->PJRT_LoadedExecutable_GetExecutable(&g), "PJRT_LoadedExecutable_GetExecutable");
+  PJRT_Error* e = use(g.executable);
+  PJRT_Executable_Destroy_Args d{};
+  d.struct_size = PJRT_Executable_Destroy_Args_STRUCT_SIZE;
+  d.executable = g.executable;
+  api_->PJRT_Executable_Destroy(&d);
+  return e;
+}
+
 void PjrtPlugin::await(PJRT_Event* event, std::string_view what) const {
   if (event == nullptr) return;
   PJRT_Event_Await_Args a{};
