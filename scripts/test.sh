@@ -94,11 +94,14 @@ else
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=thread -DLOOM_UNITY_BUILD=ON -DLOOM_MPI="$mpi"
   phase "tsan build" cmake --build "$tsan_dir" -j"$LOOM_JOBS" --target loom_tests
-  # Test names with a dot are the gtest cases of the TSan binary; dist_* the mpirun ones.
+  # Test names with a dot are the gtest cases of the TSan binary; dist_* the
+  # mpirun ones, less the lazy:xla job: the PJRT plugin is not instrumented and
+  # runs its own thread pool, and under TSan its compile outlasts the test's
+  # 180 s (2026-12-02); the Release and ASan phases run it.
   phase "tsan test" env OMP_NUM_THREADS=1 \
     TSAN_OPTIONS="exitcode=66:halt_on_error=0:second_deadlock_stack=1:suppressions=$LOOM_ROOT/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
     ctest --test-dir "$tsan_dir" --output-on-failure --no-tests=error \
-    --timeout "$test_timeout" -j"$LOOM_JOBS" -R '\.|^dist_'
+    --timeout "$test_timeout" -j"$LOOM_JOBS" -R '\.|^dist_' -E '^dist_train_lazy_xla'
 fi
 
 if [[ "${LOOM_SKIP_FUZZ:-0}" == "1" ]]; then
