@@ -113,7 +113,9 @@ const std::vector<Field>& field_table() {
       {"use_cpu", &TA::use_cpu, "Compute on the host CPU only (refuses a non-cpu backend)."},
       {"gradient_checkpointing", &TA::gradient_checkpointing,
        "Recompute each layer's activations in backward instead of keeping them (lazy)."},
-      {"device", &TA::device, "cpu (eager) or lazy (traced and compiled)."},
+      {"device", &TA::device,
+       "lazy (traced and compiled on loom's cpu backend), lazy:xla[:<index>] (XLA through the "
+       "PJRT plugin PJRT_DEVICE names: CPU, CUDA, TPU), lazy:sim, or cpu (eager)."},
       {"ddp_backend", &TA::ddp_backend,
        "Several processes: mpi, or auto (default: mpi under mpirun, else one process)."},
       {"ddp_timeout", &TA::ddp_timeout,

@@ -102,6 +102,15 @@ TEST_F(HfHabitsCli, RefusedFlagsNameTheReason) {
   CliResult st =
       run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--save_safetensors", "false"});
   expect_one_error_line(st, "save_safetensors: false is not supported");
+  // Trainer / run_clm flags loom has no use for: refused by name, with what to do instead.
+  expect_one_error_line(run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--fp16"}),
+                        "--fp16: not supported: loom's mixed precision is bf16 autocast: use --bf16");
+  expect_one_error_line(
+      run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--push_to_hub", "true"}),
+      "--push_to_hub: not supported: loom does not upload");
+  expect_one_error_line(
+      run_loom_cli(dir_, {"generate", "--model_name_or_path", "x", "--trust_remote_code"}),
+      "[loom generate] --trust_remote_code: not supported: loom builds only its registered");
 }
 
 TEST_F(HfHabitsCli, HubIdsComeFromTheLocalCache) {
@@ -218,6 +227,12 @@ TEST_F(HfHabitsCli, GenerateRepetitionPenaltyAndSkipSpecialTokens) {
   ASSERT_EQ(skipped.exit_code, 0) << skipped.err;
   EXPECT_EQ(skipped.out.find("<|endoftext|>"), std::string::npos) << skipped.out;
   EXPECT_EQ(skipped.out.rfind("It is", 0), 0u) << skipped.out;
+  // Boolean flags take an optional value, as train's and HfArgumentParser's.
+  EXPECT_EQ(gen({"--skip_special_tokens", "true"}).out, skipped.out);
+  EXPECT_EQ(gen({"--skip_special_tokens=false", "--do_sample", "false", "--no_cache", "true"}).out,
+            plain.out);
+  expect_one_error_line(gen({"--do_sample", "maybe"}),
+                        "[loom generate] --do_sample: expected true or false, got 'maybe'");
   expect_one_error_line(gen({"--repetition_penalty", "0"}),
                         "repetition_penalty must be a positive");
 }

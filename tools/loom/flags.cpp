@@ -82,6 +82,8 @@ void FlagSet::check_unknown(const CLI::App& app, const std::string& command) con
     if (arg.rfind("-", 0) != 0) fail("[", command, "] unexpected argument '", arg, "'");
     std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
     name = name.substr(0, name.find('='));
+    if (std::string answer = hf_flag_answer(name); !answer.empty())
+      fail("[", command, "] --", name, ": not supported: ", answer);
     std::string hint = suggest(name);
     if (hint.empty()) {
       fail("[", command, "] unknown flag '", arg, "' (see ", command, " --help)");
@@ -110,6 +112,8 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
   LOOM_CHECK(j.is_object(), "[config] ", path, ": expected a JSON object of flag names to values");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : j.items()) {
+    if (std::string answer = hf_flag_answer(key); !answer.empty())
+      fail("[config] ", path, ": ", key, ": not supported: ", answer);
     if (!contains(key) || key == "config") {
       std::string hint = suggest(key);
       if (hint.empty()) fail("[config] ", path, ": unknown key '", key, "'");
@@ -118,6 +122,57 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
     out[key] = json_to_flag_text(value, key, path);
   }
   return out;
+}
+
+std::optional<bool> parse_bool_text(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "0" || s == "no" || s == "off") return false;
+  return std::nullopt;
+}
+
+CLI::Option* add_bool_flag(CLI::App& app, const std::string& name, bool& target,
+                           const std::string& help, const std::string& command, bool negate) {
+  bool* out = &target;
+  CLI::Option* opt = app.add_option(
+      name,
+      [out, name, command, negate](const CLI::results_t& r) {
+        const std::string v = r.empty() ? std::string() : r.back();
+        std::optional<bool> b = v.empty() ? std::optional<bool>(true) : parse_bool_text(v);
+        if (!b) fail("[", command, "] ", name, ": expected true or false, got '", v, "'");
+        *out = negate ? !*b : *b;
+        return true;
+      },
+      help);
+  opt->expected(0, 1)->type_name("[BOOL]")->allow_extra_args(false);
+  return opt;
+}
+
+std::string hf_flag_answer(const std::string& name) {
+  static const std::pair<const char*, const char*> kAnswers[] = {
+      {"fp16", "loom's mixed precision is bf16 autocast: use --bf16"},
+      {"half_precision_backend", "loom's mixed precision is bf16 autocast: use --bf16"},
+      {"no_cuda", "the device is --device (lazy, lazy:xla, cpu); --use_cpu keeps it on the cpu"},
+      {"tf32", "tf32 is a CUDA matmul mode; loom's cpu kernels compute f32"},
+      {"torch_compile", "every step's graph is compiled on --device lazy (the default): nothing to "
+                        "turn on"},
+      {"torch_compile_backend", "every step's graph is compiled on --device lazy (the default)"},
+      {"torch_compile_mode", "every step's graph is compiled on --device lazy (the default)"},
+      {"push_to_hub", "loom does not upload: push output_dir with `hf upload`"},
+      {"hub_model_id", "loom does not upload: push output_dir with `hf upload`"},
+      {"hub_token", "loom does not upload: push output_dir with `hf upload`"},
+      {"dataset_name", "loom reads local files: --train_file / --validation_file (fetch the "
+                       "dataset with `hf download --repo-type dataset`)"},
+      {"dataset_config_name", "loom reads local files: --train_file / --validation_file"},
+      {"cache_dir", "loom reads the local Hugging Face cache (HF_HUB_CACHE / HF_HOME) and never "
+                    "downloads"},
+      {"trust_remote_code", "loom builds only its registered model types, never remote code"},
+      {"deepspeed", "use --fsdp full_shard (ZeRO-3) or --fsdp shard_grad_op (ZeRO-2)"},
+      {"local_rank", "ranks come from mpirun (docs/distributed.md)"},
+  };
+  for (const auto& [flag, answer] : kAnswers)
+    if (name == flag) return answer;
+  return "";
 }
 
 std::string FlagSet::suggest(const std::string& name) const {

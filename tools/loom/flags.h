@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,5 +65,23 @@ class FlagSet {
   // CLI11 writes each option's results here; std::map nodes are stable.
   std::map<std::string, std::vector<std::string>> results_;
 };
+
+/// "true"/"1"/"yes"/"on" -> true, "false"/"0"/"no"/"off" -> false (any
+/// case, as HfArgumentParser's string_to_bool); nullopt for anything else.
+std::optional<bool> parse_bool_text(std::string s);
+
+/// Adds the boolean flag `name` ("--do_sample") to `app`, taking an optional
+/// value as `loom train`'s flags and HfArgumentParser do: `--x`, `--x true`,
+/// `--x=false`. With `negate` ("--no_cache") the flag sets `target` to the
+/// opposite. A bad value throws loom::Error "[<command>] --x: expected
+/// true or false, got 'maybe'".
+CLI::Option* add_bool_flag(CLI::App& app, const std::string& name, bool& target,
+                           const std::string& help, const std::string& command,
+                           bool negate = false);
+
+/// Why loom has no flag `name` that Hugging Face users bring from the Trainer
+/// or run_clm (fp16, push_to_hub, torch_compile, dataset_name, deepspeed, ...):
+/// one sentence saying what loom does instead; "" for any other name.
+std::string hf_flag_answer(const std::string& name);
 
 }  // namespace loom::cli

@@ -15,6 +15,7 @@
 
 #include "backends/xla/plugin_discovery.h"
 #include "commands.h"
+#include "flags.h"
 #include "loom/error.h"
 #include "loom/generation.h"
 #include "loom/hub.h"
@@ -126,7 +127,8 @@ void add_generate_command(CLI::App& app) {
       "generate", "Continue a prompt with a causal LM: " + model_types_for_task(kTaskCausalLM) +
                       " (greedy, or sampled with --do_sample)");
   cmd->add_option("--model_name_or_path", args->model_name_or_path,
-                  "Model directory (config.json + model.safetensors) or checkpoint (required)");
+                  "Model directory (config.json + model.safetensors), checkpoint, PEFT adapter "
+                  "directory, or hub id in the local Hugging Face cache (required)");
   cmd->add_option("--tokenizer_name", args->tokenizer_name,
                   "Tokenizer directory (default: the model directory)");
   cmd->add_option("--revision", args->revision,
@@ -136,7 +138,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--max_new_tokens", args->max_new_tokens, "Tokens to generate")
       ->check(decimal_integer())
       ->capture_default_str();
-  cmd->add_flag("--do_sample", args->do_sample, "Sample instead of greedy decoding");
+  add_bool_flag(*cmd, "--do_sample", args->do_sample, "Sample instead of greedy decoding",
+                "loom generate");
   cmd->add_option("--temperature", args->temperature, "Sampling temperature (> 0)")
       ->check(decimal_number())
       ->capture_default_str();
@@ -151,8 +154,9 @@ void add_generate_command(CLI::App& app) {
                   "this (> 0; 1: off), as transformers")
       ->check(decimal_number())
       ->capture_default_str();
-  cmd->add_flag("--skip_special_tokens", args->skip_special_tokens,
-                "Leave special tokens (<|endoftext|>, ...) out of the printed text");
+  add_bool_flag(*cmd, "--skip_special_tokens", args->skip_special_tokens,
+                "Leave special tokens (<|endoftext|>, ...) out of the printed text",
+                "loom generate");
   cmd->add_option("--seed", args->seed, "Seed of loom's generator (sampling)")
       ->check(decimal_integer())
       ->capture_default_str();
@@ -161,8 +165,9 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--xla_plugin", args->xla_plugin,
                   "PJRT plugin .so for --device lazy:xla (default: PJRT_DEVICE's pip wheel)");
-  cmd->add_flag("!--no_cache", args->use_cache,
-                "Recompute the whole sequence each step instead of the static KV cache");
+  add_bool_flag(*cmd, "--no_cache", args->use_cache,
+                "Recompute the whole sequence each step instead of the static KV cache",
+                "loom generate", /*negate=*/true);
   cmd->allow_extras();
   cmd->callback([args, cmd] {
     check_unknown_flags(*cmd, "generate");

@@ -34,7 +34,8 @@ const std::vector<JobField>& job_table() {
             model_types_for_task(kTaskTextClassification) + "); default: from the model."},
        &JobArgs::task},
       {{"model_name_or_path", "string",
-        "Directory with config.json and weights (save_pretrained output or a checkpoint)."},
+        "Directory with config.json and weights (save_pretrained output or a checkpoint), a PEFT "
+        "adapter directory, or a hub id in the local Hugging Face cache (see --revision)."},
        &JobArgs::model_name_or_path},
       {{"model_type", "string",
         "Train from scratch: " + model_type_names() + " (transformers' defaults)."},
@@ -96,13 +97,6 @@ const std::vector<JobField>& job_table() {
        &JobArgs::xla_plugin},
   };
   return table;
-}
-
-std::optional<bool> parse_bool(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "0" || s == "no" || s == "off") return false;
-  return std::nullopt;
 }
 
 bool is_none(const std::string& s) { return s == "none" || s == "None" || s == "null"; }
@@ -174,7 +168,7 @@ struct Setter {
     job.*m = *v;
   }
   void operator()(bool JobArgs::*m) const {
-    auto v = parse_bool(value);
+    auto v = parse_bool_text(value);
     if (!v) bad("true or false");
     job.*m = *v;
   }

@@ -18,6 +18,8 @@ void check_unknown_flags(const CLI::App& app, const std::string& command) {
   if (arg.rfind("-", 0) != 0) fail("[loom ", command, "] unexpected argument '", arg, "'");
   std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
   name = name.substr(0, name.find('='));
+  if (std::string answer = hf_flag_answer(name); !answer.empty())
+    fail("[loom ", command, "] --", name, ": not supported: ", answer);
   std::vector<std::string> known;
   for (const CLI::Option* opt : app.get_options())
     for (const std::string& n : opt->get_lnames()) known.push_back(n);
