@@ -12,6 +12,7 @@
 
 #include "common/error_of.h"
 #include "loom/models.h"
+#include "train/train_test_util.h"  // tiny_gpt2_config
 
 namespace loom {
 namespace {
@@ -73,14 +74,9 @@ TEST(ModelConfigConcept, RegistryReadsMaxPositionsFromEachConfig) {
 TEST(ModelConfigConcept, ParameterCountIsTheBaseModelPlusAnUntiedHead) {
   for (bool tied : {true, false}) {
     SCOPED_TRACE(tied ? "tied" : "untied");
-    GPT2Config g;
-    g.n_layer = 2;
-    g.n_embd = 16;
-    g.n_head = 2;
-    g.n_positions = 24;
-    g.vocab_size = 50;
+    GPT2Config g = testing::tiny_gpt2_config();
     g.tie_word_embeddings = tied;
-    const double g_head = tied ? 0 : 50 * 16;
+    const double g_head = tied ? 0 : static_cast<double>(g.vocab_size * g.n_embd);
     EXPECT_EQ(g.parameter_count(), static_cast<double>(GPT2Model(g).num_parameters()) + g_head);
     if (!tied)  // no shared tensor: num_parameters counts the head once
       EXPECT_EQ(g.parameter_count(), static_cast<double>(GPT2LMHeadModel(g).num_parameters()));
@@ -92,7 +88,7 @@ TEST(ModelConfigConcept, ParameterCountIsTheBaseModelPlusAnUntiedHead) {
     b.max_position_embeddings = 24;
     b.vocab_size = 50;
     b.tie_word_embeddings = tied;
-    const double b_head = tied ? 0 : 50 * 16;
+    const double b_head = tied ? 0 : static_cast<double>(b.vocab_size * b.hidden_size);
     EXPECT_EQ(b.parameter_count(), static_cast<double>(BertModel(b).num_parameters()) + b_head);
   }
   // The untied counts are larger by exactly the head: a test of the formula.
