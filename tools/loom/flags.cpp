@@ -78,18 +78,21 @@ void FlagSet::add_to(CLI::App& app) {
 }
 
 void FlagSet::check_unknown(const CLI::App& app, const std::string& command) const {
-  for (const std::string& arg : app.remaining()) {
-    if (arg.rfind("-", 0) != 0) fail("[", command, "] unexpected argument '", arg, "'");
-    std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
-    name = name.substr(0, name.find('='));
-    if (std::string answer = hf_flag_answer(name); !answer.empty())
-      fail("[", command, "] --", name, ": not supported: ", answer);
-    std::string hint = suggest(name);
-    if (hint.empty()) {
-      fail("[", command, "] unknown flag '", arg, "' (see ", command, " --help)");
-    }
-    fail("[", command, "] unknown flag '", arg, "' (did you mean --", hint, "?)");
-  }
+  std::vector<std::string> names;
+  for (const FlagInfo& f : flags_) names.push_back(f.name);
+  for (const std::string& arg : app.remaining()) fail_unknown_argument(arg, command, names);
+}
+
+void fail_unknown_argument(const std::string& arg, const std::string& command,
+                           const std::vector<std::string>& known) {
+  if (arg.rfind("-", 0) != 0) fail("[", command, "] unexpected argument '", arg, "'");
+  std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
+  name = name.substr(0, name.find('='));
+  if (std::string answer = hf_flag_answer(name); !answer.empty())
+    fail("[", command, "] --", name, ": not supported: ", answer);
+  std::string hint = closest_name(name, known);
+  if (hint.empty()) fail("[", command, "] unknown flag '", arg, "' (see ", command, " --help)");
+  fail("[", command, "] unknown flag '", arg, "' (did you mean --", hint, "?)");
 }
 
 std::map<std::string, std::string> FlagSet::given() const {

@@ -79,6 +79,14 @@ CLI::Option* add_bool_flag(CLI::App& app, const std::string& name, bool& target,
                            const std::string& help, const std::string& command,
                            bool negate = false);
 
+/// Throws loom::Error for the leftover argument `arg` of `command` ("loom
+/// train"): "[<command>] unexpected argument 'x'" for a stray word, the
+/// hf_flag_answer of a Trainer flag loom refuses by name, or "[<command>]
+/// unknown flag '--x' (did you mean --y?)" with the closest of `known`
+/// (without the suggestion when none is close). Never returns.
+[[noreturn]] void fail_unknown_argument(const std::string& arg, const std::string& command,
+                                        const std::vector<std::string>& known);
+
 /// Why loom has no flag `name` that Hugging Face users bring from the Trainer
 /// or run_clm (fp16, push_to_hub, torch_compile, dataset_name, deepspeed, ...):
 /// one sentence saying what loom does instead; "" for any other name.
