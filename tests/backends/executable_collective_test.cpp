@@ -18,6 +18,7 @@
 #include "backends/backend.h"
 #include "backends/executable.h"
 #include "common/scoped_env.h"
+#include "compiler/memory/batch.h"
 #include "compiler/program.h"
 #include "distributed/group_testing.h"
 #include "ir/graph.h"
@@ -239,6 +240,48 @@ TEST(ExecutableCollective, AnOutputOnlyTheCallerReadsIsWaitedAtTheEnd) {
   std::vector<float> r(4);
   backend.copy_to_host(*out[0], r.data(), 16);
   EXPECT_EQ(r, (std::vector<float>{2, -4, 6, 1}));
+}
+
+// The reduction's first reader is the second member of a fused batch: the
+// wait must move to the batch's head, where the whole batch launches as one
+// call. Left before the member, it would run after the batch read %1 (the
+// fake reduction lands only at wait(), so the values tell).
+TEST(ExecutableCollective, AWaitBeforeABatchMemberMovesToTheBatchHead) {
+  overlap_log().clear();
+  auto previous =
+      dist::replace_graph_process_group_for_testing(std::make_unique<OverlapFakeGroup>());
+  static RecordingBackend backend;
+  auto program = std::make_shared<compiler::Program>(
+      compiler::lower(ir::parse("graph(%0: f32[8], %1: f32[8,8]) {\n"
+                                "  %2 = all_reduce(%1) : f32[8,8]\n"
+                                "  %3 = mul(%0, %0) : f32[8]\n"
+                                "  %4 = exp(%3) : f32[8]\n"
+                                "  %5 = mul(%2, %1) : f32[8,8]\n"
+                                "  %6 = add(%5, %1) : f32[8,8]\n"
+                                "  return (%4, %6)\n}\n"),
+                      true));
+  ASSERT_EQ(program->steps.size(), 3u) << ir::to_text(program->graph);
+  auto exe = backend.compile(program);
+  ASSERT_EQ(compiler::memory::plan_fused_batches(*program, exe->plan()),
+            (std::vector<int>{1, 2, 0}))
+      << "the two fused groups no longer form one batch";
+  const std::vector<int>& member_inputs = program->steps[2].inputs;
+  ASSERT_NE(std::find(member_inputs.begin(), member_inputs.end(), 2), member_inputs.end())
+      << "the batch's second member reads the reduction";
+  const std::vector<std::vector<int>>& waits = exe->collective_waits();
+  EXPECT_EQ(waits[1], std::vector<int>{0}) << "waited before the batch's head";
+  EXPECT_TRUE(waits[2].empty());
+  std::vector<float> a(8), b(64);
+  for (int i = 0; i < 8; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  for (int i = 0; i < 64; ++i) b[i] = 0.125f * static_cast<float>(i % 7) - 0.25f;
+  BufferPtr x = backend.allocate(32), y = backend.allocate(256);
+  backend.copy_to_device(a.data(), *x, 32);
+  backend.copy_to_device(b.data(), *y, 256);
+  std::vector<BufferPtr> out = exe->run({x, y}, {false, false});
+  dist::replace_graph_process_group_for_testing(std::move(previous));
+  std::vector<float> r(64);
+  backend.copy_to_host(*out[1], r.data(), 256);
+  for (int i = 0; i < 64; ++i) EXPECT_FLOAT_EQ(r[i], 2 * b[i] * b[i] + b[i]) << i;
 }
 
 }  // namespace

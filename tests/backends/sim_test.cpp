@@ -35,7 +35,13 @@ TEST(SimDevice, HostAccessToDeviceMemoryFaults) {
   sim.copy_to_device(host, *b, sizeof host);  // through the backend: fine
   EXPECT_EXIT(
       {
-        BufferPtr d = backends::sim_backend().allocate(256);
+        // A buffer the stream has written: its pages were opened for that
+        // work and must be closed again once the stream is idle.
+        const backends::Backend& s = backends::sim_backend();
+        BufferPtr d = s.allocate(256);
+        std::vector<float> values(4, 5.0f);
+        s.copy_to_device(values.data(), *d, values.size() * sizeof(float));
+        s.stream().synchronize();
         std::printf("%f\n", static_cast<volatile float*>(d->data())[0]);  // a host read
         std::exit(0);
       },
