@@ -398,9 +398,13 @@ def main():
         finally:
             path.write_text(original)
         took = time.time() - start
+        # Rebuild unmutated now: the next mutant's baseline must not run this
+        # mutant's binary (it did, and blamed the next mutant's tests).
+        code, out = run(ninja, tree, 3600, env, log)
+        if code != 0:
+            sys.exit(f"mutate: the restored copy does not build:\n{out[-3000:]}")
         rows.append((m, result, detail, took))
         print(f"mutate: {m.name:36s} {result:12s} {took:5.0f}s  {detail}", flush=True)
-    run(ninja, tree, 3600, env, log)  # leave the scratch build unmutated
 
     survived = [m.name for m, r, _, _ in rows if r not in ("killed", "not run")]  # + baseline
     not_run = [m.name for m, r, _, _ in rows if r == "not run"]

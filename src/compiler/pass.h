@@ -4,6 +4,7 @@
 // $LOOM_DUMP_IR/<hash>.<n>.<pass>.ir when LOOM_DUMP_IR is set.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -112,9 +113,24 @@ std::unique_ptr<Pass> make_remat();
 /// renumbered; graphs without collectives are unchanged.
 std::unique_ptr<Pass> make_collective_schedule();
 
+/// ZeRO-3's per-layer gathers (passes/gather_schedule.cpp, docs/distributed.md):
+/// every all_gather of a graph input (a full_shard parameter shard) with the
+/// views computed from it is gathered again for each later cluster of its
+/// readers (a layer's backward), each copy placed just before its first
+/// reader and its all_gather two copies ahead (prefetch), so the gathered
+/// parameters live per layer instead of for the whole step. Exact (clones of
+/// the same ops); deterministic; graphs without such gathers are unchanged.
+std::unique_ptr<Pass> make_gather_schedule();
+
 /// Rebuilds `graph` with every use of value v replaced by replace[v]
 /// (replace[v] <= v; identity for unchanged values). Outputs are remapped too.
 /// Instrs made dead are kept (run DCE to drop them).
 void replace_uses(ir::Graph& graph, const std::vector<int>& replace);
+
+/// Sorts graph's instrs topologically, taking among the ready instrs the one
+/// with the lowest (priority[i], i), and renumbers the values (operands and
+/// outputs follow). priority has one entry per instr. Returns true when the
+/// order changed; throws loom::Error "[schedule] the graph has a cycle".
+bool reorder_by_priority(ir::Graph& graph, const std::vector<int64_t>& priority);
 
 }  // namespace loom::compiler

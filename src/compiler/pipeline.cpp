@@ -1,9 +1,12 @@
-// PassPipeline, the default pipeline and the shared replace_uses helper.
+// PassPipeline, the default pipeline and the shared replace_uses and
+// reorder_by_priority helpers.
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <queue>
 
 #include "compiler/pass.h"
+#include "loom/error.h"
 
 namespace loom::compiler {
 
@@ -57,7 +60,8 @@ PassPipeline default_pipeline(std::function<bool(ops::OpKind)> supported) {
       .add(make_index_add_fold())
       .add(make_dce())
       .add(make_remat())
-      .add(make_collective_schedule());
+      .add(make_collective_schedule())
+      .add(make_gather_schedule());
   return p;
 }
 
@@ -73,6 +77,43 @@ void replace_uses(ir::Graph& graph, const std::vector<int>& replace) {
   for (ir::Instr& in : graph.instrs)
     for (int& v : in.operands) v = resolve(v);
   for (int& v : graph.outputs) v = resolve(v);
+}
+
+bool reorder_by_priority(ir::Graph& g, const std::vector<int64_t>& priority) {
+  const int first = static_cast<int>(g.inputs.size()), n = static_cast<int>(g.instrs.size());
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> readers(n);
+  for (int i = 0; i < n; ++i)
+    for (int v : g.instrs[i].operands)
+      if (v >= first) ++pending[i], readers[v - first].push_back(i);
+  using Item = std::pair<int64_t, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push({priority[i], i});
+  std::vector<int> renumber(g.num_values());
+  for (int v = 0; v < first; ++v) renumber[v] = v;
+  std::vector<int> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int i = ready.top().second;
+    ready.pop();
+    renumber[first + i] = first + static_cast<int>(order.size());
+    order.push_back(i);
+    for (int r : readers[i])
+      if (--pending[r] == 0) ready.push({priority[r], r});
+  }
+  LOOM_CHECK(static_cast<int>(order.size()) == n, "[schedule] the graph has a cycle");
+  bool changed = false;
+  std::vector<ir::Instr> out;
+  out.reserve(n);
+  for (int k = 0; k < n; ++k) {
+    changed = changed || order[k] != k;
+    out.push_back(std::move(g.instrs[order[k]]));
+    for (int& v : out.back().operands) v = renumber[v];
+  }
+  for (int& v : g.outputs) v = renumber[v];
+  g.instrs = std::move(out);
+  return changed;
 }
 
 }  // namespace loom::compiler

@@ -21,7 +21,6 @@
 // their collectives in the same order, as MPI requires. Graphs without
 // collectives are left as they are.
 #include <algorithm>
-#include <queue>
 
 #include "compiler/pass.h"
 #include "loom/error.h"
@@ -68,45 +67,6 @@ std::vector<int> collectives_by_readiness(const ir::Graph& g) {
   std::vector<int> order;
   for (const auto& k : keyed) order.push_back(k.second);
   return order;
-}
-
-// Sorts g's instrs topologically, taking ready instrs by lowest priority,
-// and renumbers the values. Returns true when the order changed.
-bool reorder_by_priority(ir::Graph& g, const std::vector<int64_t>& priority) {
-  const int first = static_cast<int>(g.inputs.size()), n = static_cast<int>(g.instrs.size());
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<int>> readers(n);
-  for (int i = 0; i < n; ++i)
-    for (int v : g.instrs[i].operands)
-      if (v >= first) ++pending[i], readers[v - first].push_back(i);
-  using Item = std::pair<int64_t, int>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
-  for (int i = 0; i < n; ++i)
-    if (pending[i] == 0) ready.push({priority[i], i});
-  std::vector<int> renumber(g.num_values());
-  for (int v = 0; v < first; ++v) renumber[v] = v;
-  std::vector<int> order;
-  order.reserve(n);
-  while (!ready.empty()) {
-    const int i = ready.top().second;
-    ready.pop();
-    renumber[first + i] = first + static_cast<int>(order.size());
-    order.push_back(i);
-    for (int r : readers[i])
-      if (--pending[r] == 0) ready.push({priority[r], r});
-  }
-  LOOM_CHECK(static_cast<int>(order.size()) == n, "[collective_schedule] the graph has a cycle");
-  bool changed = false;
-  std::vector<ir::Instr> out;
-  out.reserve(n);
-  for (int k = 0; k < n; ++k) {
-    changed = changed || order[k] != k;
-    out.push_back(std::move(g.instrs[order[k]]));
-    for (int& v : out.back().operands) v = renumber[v];
-  }
-  for (int& v : g.outputs) v = renumber[v];
-  g.instrs = std::move(out);
-  return changed;
 }
 
 class CollectiveSchedule final : public Pass {
