@@ -1,59 +1,72 @@
 #!/usr/bin/env bash
 # Sharded data parallel against DDP (issue 22): 2 ranks x 1 thread of
 # `loom train` with DDP, --fsdp shard_grad_op and --fsdp full_shard, for
-# GPT-2 124M and a ~350M Llama (random weights, dropout 0, AdamW), and the
-# PyTorch FSDP2 peer (fully_shard over gloo, bench/fsdp_peer.py) when torch is
-# installed. Per mode: rank 0's peak RSS (GNU time's maximum resident set),
-# the median step time (train_runtime / steps, after a warm-up run of the
-# same length is subtracted), and the bytes each rank sent or received per
-# step from lazy_metrics.json (AllReduceBytes, ReduceScatterBytes,
-# AllGatherBytes) against the theory (DDP: all_reduce of 4N; ZeRO-2/3 here:
-# reduce_scatter 4N + all_gather 4N, N = parameters). The machine is shared:
-# the load average is printed beside every line.
+# GPT-2 124M and a ~350M Llama (random weights, dropout 0, AdamW, batch 1 x
+# 128 tokens), and the PyTorch peers (FSDP2 fully_shard and DDP over gloo,
+# bench/fsdp_peer.py) when torch is installed. Per mode: each rank's peak RSS
+# (GNU time's maximum resident set), the step time ((train_runtime of
+# 1 + STEPS steps - that of 1 step) / STEPS: no start-up, no first compile),
+# and the bytes each rank sent or received per step from lazy_metrics.json
+# (AllReduceBytes, ReduceScatterBytes, AllGatherBytes) against the theory
+# (DDP: all_reduce of 4N; ZeRO-2: reduce_scatter 4N + all_gather 4N; ZeRO-3:
+# plus about 4N regathered for backward; N = parameters). The load average is
+# printed beside every line. LOOM_GATHER_SCHEDULE=0 runs full_shard with the
+# whole-step gathers (no per-layer regather).
 #
-# Usage: bench/fsdp_step.sh [BUILD_DIR=build] [STEPS=4]
+# Usage: bench/fsdp_step.sh [BUILD_DIR=build] [STEPS=4] [MODELS="gpt2 llama"]
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 LOOM="$ROOT/${1:-build}/loom"
 STEPS=${2:-4}
+MODELS=${3:-gpt2 llama}
 OUT=$(mktemp -d /tmp/loom-fsdp-step.XXXXXX)
+[[ -d $OUT ]] || { echo "fsdp_step: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$OUT"' EXIT
 GPT2=(--model_type gpt2 --config_overrides resid_pdrop=0,embd_pdrop=0,attn_pdrop=0)
 LLAMA=(--model_type llama --config_overrides
-       hidden_size=1024,intermediate_size=2816,num_hidden_layers=24,num_attention_heads=16,num_key_value_heads=16,vocab_size=32000)
-for model in gpt2 llama; do
+       hidden_size=1024,intermediate_size=2816,num_hidden_layers=24,num_attention_heads=16,num_key_value_heads=16)
+export LOOM_GATHER_SCHEDULE=${LOOM_GATHER_SCHEDULE:-1}
+
+# The per-rank wrapper: GNU time writes that rank's peak RSS (KiB).
+printf '#!/bin/sh\nexec /usr/bin/time -f %%M -o "%s/rss.$OMPI_COMM_WORLD_RANK" "$@"\n' "$OUT" \
+  >"$OUT/rank_rss.sh"
+chmod +x "$OUT/rank_rss.sh"
+
+# run_loom STEPS MODE MODEL_ARGS...: one 2-rank `loom train`; prints its train_runtime (s).
+run_loom() {
+  local steps=$1 mode=$2
+  shift 2
+  local fs=()
+  [[ $mode != ddp ]] && fs=(--fsdp "$mode")
+  rm -rf "${OUT:?}/run" "${OUT:?}"/rss.*
+  OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE mpirun --allow-run-as-root --oversubscribe \
+    --bind-to none -x OMP_NUM_THREADS -x OMP_WAIT_POLICY -x LOOM_GATHER_SCHEDULE \
+    -np 2 "$OUT/rank_rss.sh" "$LOOM" train "$@" \
+    --tokenizer_name assets/tokenizers/gpt2 --train_file assets/corpora/austen/prideprejudice.txt \
+    --block_size 128 --validation_split_percentage 1 --per_device_train_batch_size 1 \
+    --max_steps "$steps" --logging_steps 1000 --optim adamw_torch --save_strategy no \
+    --eval_strategy no --report_to none --device lazy --disable_tqdm "${fs[@]}" \
+    --output_dir "$OUT/run" >"$OUT/log" 2>&1 || { tail -3 "$OUT/log" >&2; return 1; }
+  python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['train_runtime'])" \
+    "$OUT/run/train_results.json"
+}
+
+for model in $MODELS; do
   if [[ $model == gpt2 ]]; then M=("${GPT2[@]}"); else M=("${LLAMA[@]}"); fi
   for mode in ddp shard_grad_op full_shard; do
-    fs=(); [[ $mode != ddp ]] && fs=(--fsdp "$mode")
-    rm -rf "$OUT/run"
-    TIMEFORMAT='%R'
-    OMP_NUM_THREADS=1 mpirun --allow-run-as-root --oversubscribe --bind-to none -x OMP_NUM_THREADS \
-      -np 2 /usr/bin/time -f "%M" -o "$OUT/rss.%q{OMPI_COMM_WORLD_RANK}" "$LOOM" train "${M[@]}" \
-      --tokenizer_name assets/tokenizers/gpt2 --train_file assets/corpora/austen/prideprejudice.txt \
-      --block_size 128 --validation_split_percentage 1 --per_device_train_batch_size 1 \
-      --max_steps "$STEPS" --logging_steps 1000 --optim adamw_torch --save_strategy no \
-      --eval_strategy no --report_to none --device lazy --disable_tqdm "${fs[@]}" \
-      --output_dir "$OUT/run" >"$OUT/log" 2>&1 || { echo "$model $mode: failed"; tail -5 "$OUT/log"; continue; }
-    python3 - "$model" "$mode" "$OUT/run" "$OUT" "$STEPS" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
-import glob, json, sys
-model, mode, run, out, steps, load = sys.argv[1:]
-steps = int(steps)
-d = json.load(open(f"{run}/lazy_metrics.json")); c = d["counters"]
-res = json.load(open(f"{run}/train_results.json"))
-rss = max(int(open(p).read().split()[-1]) for p in glob.glob(f"{out}/rss.*")) / 1024
-import re
-m = re.search(r"([0-9.]+)M parameters", open(f"{out}/log").read())
-n = float(m.group(1)) * 1e6 if m else 0
-theory = 4 * n if mode == "ddp" else 8 * n  # bytes per rank per step (see the header)
-sent = (c.get("AllReduceBytes", 0) + c.get("ReduceScatterBytes", 0) + c.get("AllGatherBytes", 0)) / steps
-print(f"{model:6s} {mode:14s} peak RSS {rss:8.0f} MiB  step {1000 * res['train_runtime'] / steps:9.0f} ms"
-      f"  collective bytes/step {sent / 2**20:8.1f} MiB (theory {theory / 2**20:8.1f})  load {load}")
-PY
+    t1=$(run_loom 1 "$mode" "${M[@]}") || { echo "loom  $model $mode: failed"; continue; }
+    tn=$(run_loom $((STEPS + 1)) "$mode" "${M[@]}") || { echo "loom  $model $mode: failed"; continue; }
+    python3 bench/fsdp_report.py "$model" "$mode" "$OUT" "$STEPS" "$t1" "$tn" \
+      "$(cut -d' ' -f1 /proc/loadavg)"
   done
+  if python3 -c "import torch, transformers" 2>/dev/null; then
+    for mode in ddp fsdp; do
+      (unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+       OMP_WAIT_POLICY=PASSIVE python3 bench/fsdp_peer.py --model "$model" --mode "$mode" \
+         --steps "$STEPS" 2>&1 | grep "^torch")
+    done
+  else
+    echo "PyTorch peer: skipped (python3 has no torch / transformers: scripts/setup_peers.sh)"
+  fi
 done
-if python3 -c "import torch" 2>/dev/null; then
-  echo "PyTorch FSDP2 peer: not written yet (bench/fsdp_peer.py)"
-else
-  echo "PyTorch FSDP2 peer: skipped (python3 has no torch)"
-fi
