@@ -5,6 +5,7 @@
 #include "backends/executable.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -203,7 +204,14 @@ void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<boo
       metrics::add_counter("DonatedBytes", static_cast<int64_t>(nbytes));
       continue;
     }
-    if (d >= 0) metrics::add_counter("DonationVetoed");
+    if (d >= 0) {
+      metrics::add_counter("DonationVetoed");
+      const char* debug = std::getenv("LOOM_DEBUG");  // 2: say which donation and why
+      if (debug != nullptr && std::strcmp(debug, "2") == 0)
+        std::fprintf(stderr, "[loom]   donation vetoed: output %%%d %s from input %%%d (%s)\n", v,
+                     ops::to_string(g.type_of(v)).c_str(), d,
+                     donatable[d] ? "its buffer is held elsewhere" : "its tensor is still referenced");
+    }
     own[v] = backend_.allocate(nbytes);
     metrics::add_counter("OutputAllocatedBytes", static_cast<int64_t>(nbytes));
   }

@@ -118,9 +118,16 @@ std::vector<TraceNodePtr> internal_nodes(const Collected& c,
 // After a full sync nothing can reach the collected graph's internal nodes:
 // drop their operands, then an input nobody else holds can be donated (its
 // buffer reused for the step's results, where the memory plan says so).
+// The output nodes' operands go too: each output is in flight now (its
+// `ready` is set, so no later collect walks into it) and becomes device data
+// when the job ends (rebind_outputs). Kept, they held every input an output
+// reads directly — exp_avg in AdamW's add(exp_avg, ...), a parameter without
+// weight decay in add(param, ...) — so those were never donated, and each
+// step allocated a second copy of that state.
 void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal) {
   for (const TraceNodePtr& n : internal) n->operands.clear();
   internal.clear();
+  for (const TraceNodePtr& n : c.output_nodes) n->operands.clear();
   c.donatable.assign(c.input_nodes.size(), false);
   for (size_t i = 0; i < c.input_nodes.size(); ++i) {
     const TraceNodePtr& n = c.input_nodes[i];

@@ -40,8 +40,9 @@ Collected collect(const std::vector<TraceNodePtr>& roots);
 /// compute again: its operands must survive this sync).
 std::vector<TraceNodePtr> internal_nodes(const Collected& c,
                                          const std::vector<TraceNodePtr>& keep = {});
-/// After a full sync: drops the internal nodes' operands, then marks each
-/// input nobody else holds as donatable.
+/// After a full sync: drops the internal and output nodes' operands (the
+/// outputs are in flight), then marks each input nobody else holds as
+/// donatable.
 void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal);
 
 // ---- hash ----

@@ -44,7 +44,13 @@ std::string fsdp_unit_of(const std::string& name) {
     if (digits) return name.substr(0, dot);
     start = dot + 1;
   }
-  return "";
+  // Outside the layers: the parameter's module (its name without the last
+  // component), so that the big root tensors (the embedding, an untied head)
+  // are segments of their own: a segment of one parameter whose size W
+  // divides is reduce-scattered from its gradient as it is, with no
+  // concatenated copy (the tied embedding's 154 MB in GPT-2 124M).
+  const size_t last = name.rfind('.');
+  return last == std::string::npos ? name : name.substr(0, last);
 }
 
 FsdpEngine::FsdpEngine(FsdpMode mode, const std::vector<optim::ParamGroup>& groups, int64_t world,

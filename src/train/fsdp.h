@@ -34,8 +34,10 @@ namespace loom::train {
 
 /// The unit of a parameter name: its prefix through the first all-digit
 /// component ("transformer.h.3.attn.c_attn.weight" -> "transformer.h.3",
-/// "base_model.model.model.layers.0.q_proj.lora_A.weight" -> "...layers.0"),
-/// or "" (the root unit) when it has none.
+/// "base_model.model.model.layers.0.q_proj.lora_A.weight" -> "...layers.0");
+/// outside the layers, its module: the name without its last component
+/// ("transformer.wte.weight" -> "transformer.wte", "lm_head.weight" ->
+/// "lm_head"; a name without a dot is its own unit).
 std::string fsdp_unit_of(const std::string& name);
 
 /// One segment: parameters of one unit and one optimizer group.

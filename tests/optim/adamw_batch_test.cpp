@@ -201,3 +201,42 @@ TEST(FusedBatchPlan, AGroupReadingAnotherGroupsResultIsNotBatched) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+// Every step after the first overwrites the parameters and both moments in
+// place (their buffers are donated): none is allocated anew while the old
+// one is still alive, which would hold two copies of the optimizer state.
+// (The regression: an output reading an input directly kept that input's
+// trace node alive, so GPT-2 124M's step held a second exp_avg: 4.1 GB
+// peak RSS instead of 2.7 GB.)
+TEST(AdamWBatch, ParametersAndMomentsAreDonatedEveryStep) {
+  testing::reset_lazy();
+  Device dev("lazy");
+  manual_seed(5);
+  std::vector<Tensor> params = {(randn({32, 16}) * 0.5).to(dev).requires_grad_(),
+                                (randn({16}) * 0.5).to(dev).requires_grad_()};
+  // Decay on the matrix; none on the vector, whose update then reads the
+  // parameter itself (add(param, ...)), as exp_avg's lerp reads exp_avg.
+  optim::AdamW opt({{{params[0]}, {{"weight_decay", 0.1}}, {}}, {{params[1]}, {{"weight_decay", 0.0}}, {}}},
+                   {.lr = 1e-2});
+  auto step = [&] {
+    Tensor loss = add(sum(mul(params[0], params[0])), sum(exp(params[1])));
+    loss.backward();
+    opt.step();
+    opt.zero_grad();
+    lazy::mark_step();
+  };
+  step();
+  step();
+  lazy::wait();
+  metrics::reset();
+  for (int s = 0; s < 3; ++s) step();
+  lazy::wait();
+  EXPECT_EQ(metrics::counter("DonationVetoed"), 0);
+  EXPECT_GT(metrics::counter("DonatedBytes"), 0);
+}
+
+}  // namespace
+}  // namespace loom

@@ -73,16 +73,17 @@ TEST(FsdpOptions, ConfigReadsTheLayerClassAndRefusesOtherKeys) {
             std::string::npos);
 }
 
-TEST(FsdpUnit, IsTheNameThroughTheLayerIndex) {
+TEST(FsdpUnit, IsTheNameThroughTheLayerIndexOrTheModule) {
   EXPECT_EQ(fsdp_unit_of("transformer.h.3.attn.c_attn.weight"), "transformer.h.3");
   EXPECT_EQ(fsdp_unit_of("model.layers.12.mlp.up_proj.lora_A.weight"), "model.layers.12");
-  EXPECT_EQ(fsdp_unit_of("transformer.wte.weight"), "");
-  EXPECT_EQ(fsdp_unit_of("ln_f.weight"), "");
+  EXPECT_EQ(fsdp_unit_of("transformer.wte.weight"), "transformer.wte");
+  EXPECT_EQ(fsdp_unit_of("ln_f.weight"), "ln_f");
+  EXPECT_EQ(fsdp_unit_of("lm_head"), "lm_head");
   EXPECT_EQ(fsdp_unit_of("h.0"), "h.0");
 }
 
 // Three parameters in two units: "h.0" (a [2,3] and a [1]: 7 elements) and
-// the root (a [4]); values 1, 2, 3, ... in order.
+// "ln_f" (a [4]); values 1, 2, 3, ... in order.
 std::vector<optim::ParamGroup> fsdp_test_groups(const Device& dev) {
   std::vector<float> a(6), b{7}, c{8, 9, 10, 11};
   for (int i = 0; i < 6; ++i) a[i] = float(i + 1);
@@ -103,7 +104,7 @@ TEST(FsdpEngine, ShardsAreTheFlatPaddedSegmentCutPerRank) {
   EXPECT_EQ(e.segments()[1].shard.to_vector<float>(), (std::vector<float>{10, 11}));
   const auto sg = e.shard_groups(groups);
   ASSERT_EQ(sg.size(), 1u);
-  EXPECT_EQ(sg[0].names, (std::vector<std::string>{"fsdp:h.0", "fsdp:<root>"}));
+  EXPECT_EQ(sg[0].names, (std::vector<std::string>{"fsdp:h.0", "fsdp:ln_f"}));
   EXPECT_NE(e.index_json().find("\"shard_numel\": 4"), std::string::npos) << e.index_json();
   EXPECT_NE(fsdp_error_of([&] {
               FsdpEngine(FsdpMode::full_shard, groups, 2, 2);
