@@ -3,10 +3,12 @@
 
   fsdp_report.py MODEL MODE OUT STEPS T1 TN LOAD
 
-OUT holds the run (OUT/run/lazy_metrics.json), its log (OUT/log: the
-"N.NM parameters" line) and one GNU time file per rank (OUT/rss.R, KiB). T1 and
-TN are the train_runtime of 1 and of 1 + STEPS steps, so the step time is
-(TN - T1) / STEPS. The collective bytes are rank 0's counters over the 1 + STEPS
+OUT holds the run (OUT/run/lazy_metrics.json: TrainPeakRssBytes, rank 0's
+high-water mark at the end of the training loop, before the final gathers and
+save), its log (OUT/log: the "N.NM parameters" line) and one GNU time file per
+rank (OUT/rss.R, KiB: the whole run, the final save included). T1 and
+TN are the train_runtime of 1 and of 1 + STEPS steps; the step time is the
+median of rank 0's TrainStepTime, else (TN - T1) / STEPS. The collective bytes are rank 0's counters over the 1 + STEPS
 steps of the second run, per step, against the theory for N parameters: DDP
 all_reduce 4N, ZeRO-2 reduce_scatter 4N + all_gather 4N, ZeRO-3 as ZeRO-2 plus
 about 4N regathered for backward.
@@ -22,13 +24,18 @@ def main():
     steps = int(steps)
     counters = json.load(open(f"{out}/run/lazy_metrics.json"))["counters"]
     rss = [int(open(p).read().split()[-1]) / 1024 for p in sorted(glob.glob(f"{out}/rss.*"))]
+    train_peak = counters.get("TrainPeakRssBytes", 0) / 2**20  # rank 0, before the final save
     found = re.search(r"([0-9.]+)M parameters", open(f"{out}/log").read())
     n = float(found.group(1)) * 1e6 if found else 0.0
     theory = {"ddp": 4 * n, "shard_grad_op": 8 * n, "full_shard": 12 * n}[mode]
     moved = sum(counters.get(k, 0) for k in ("AllReduceBytes", "ReduceScatterBytes",
                                              "AllGatherBytes")) / (steps + 1)
-    step_ms = 1000 * (float(tn) - float(t1)) / steps
-    print(f"loom  {model:6s} {mode:14s} peak RSS per rank "
+    timers = json.load(open(f"{out}/run/lazy_metrics.json"))["timers"]
+    if "TrainStepTime" in timers:  # rank 0's median step-to-step wall time
+        step_ms = timers["TrainStepTime"]["percentiles"]["50%"] / 1e6
+    else:
+        step_ms = 1000 * (float(tn) - float(t1)) / steps
+    print(f"loom  {model:6s} {mode:14s} training peak RSS (rank 0) {train_peak:5.0f} MiB, whole run "
           f"{' / '.join(f'{r:.0f}' for r in rss)} MiB  step {step_ms:7.0f} ms  "
           f"{2 * 128 / (step_ms / 1000):6.0f} tokens/s  collective bytes/step "
           f"{moved / 2**20:7.1f} MiB (theory {theory / 2**20:7.1f})  load {load}", flush=True)

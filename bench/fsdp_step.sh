@@ -4,8 +4,9 @@
 # GPT-2 124M and a ~350M Llama (random weights, dropout 0, AdamW, batch 1 x
 # 128 tokens), and the PyTorch peers (FSDP2 fully_shard and DDP over gloo,
 # bench/fsdp_peer.py) when torch is installed. Per mode: each rank's peak RSS
-# (GNU time's maximum resident set), the step time ((train_runtime of
-# 1 + STEPS steps - that of 1 step) / STEPS: no start-up, no first compile),
+# (GNU time's maximum resident set, the final save included) and rank 0's
+# training peak (TrainPeakRssBytes), the step time (the median of rank 0's
+# TrainStepTime over 1 + STEPS steps: no start-up, no first step),
 # and the bytes each rank sent or received per step from lazy_metrics.json
 # (AllReduceBytes, ReduceScatterBytes, AllGatherBytes) against the theory
 # (DDP: all_reduce of 4N; ZeRO-2: reduce_scatter 4N + all_gather 4N; ZeRO-3:
@@ -13,12 +14,12 @@
 # printed beside every line. LOOM_GATHER_SCHEDULE=0 runs full_shard with the
 # whole-step gathers (no per-layer regather).
 #
-# Usage: bench/fsdp_step.sh [BUILD_DIR=build] [STEPS=4] [MODELS="gpt2 llama"]
+# Usage: bench/fsdp_step.sh [BUILD_DIR=build] [STEPS=6] [MODELS="gpt2 llama"]
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 LOOM="$ROOT/${1:-build}/loom"
-STEPS=${2:-4}
+STEPS=${2:-6}
 MODELS=${3:-gpt2 llama}
 OUT=$(mktemp -d /tmp/loom-fsdp-step.XXXXXX)
 [[ -d $OUT ]] || { echo "fsdp_step: mktemp failed" >&2; exit 1; }
@@ -55,9 +56,8 @@ run_loom() {
 for model in $MODELS; do
   if [[ $model == gpt2 ]]; then M=("${GPT2[@]}"); else M=("${LLAMA[@]}"); fi
   for mode in ddp shard_grad_op full_shard; do
-    t1=$(run_loom 1 "$mode" "${M[@]}") || { echo "loom  $model $mode: failed"; continue; }
     tn=$(run_loom $((STEPS + 1)) "$mode" "${M[@]}") || { echo "loom  $model $mode: failed"; continue; }
-    python3 bench/fsdp_report.py "$model" "$mode" "$OUT" "$STEPS" "$t1" "$tn" \
+    python3 bench/fsdp_report.py "$model" "$mode" "$OUT" "$STEPS" 0 "$tn" \
       "$(cut -d' ' -f1 /proc/loadavg)"
   done
   if python3 -c "import torch, transformers" 2>/dev/null; then

@@ -79,6 +79,7 @@ struct Trainer::Impl {
   Tensor tr_loss;
   double total_loss_scalar = 0;
   int64_t globalstep_last_logged = 0;
+  double last_step_end = -1;  // now_seconds() at the previous optimizer step's end (TrainStepTime)
   int64_t initial_global_step = 0;
   double current_flos = 0;
   // Data position (rng_state.json).

@@ -16,8 +16,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <string>
 
 #include "loom/autocast.h"
 #include "loom/device_loader.h"
@@ -44,6 +47,16 @@ Logs speed_metrics(const std::string& split, double start, double num_samples, d
   m[split + "_samples_per_second"] = round_to(num_samples / runtime, 3);
   m[split + "_steps_per_second"] = round_to(num_steps / runtime, 3);
   return m;
+}
+
+// The process's peak resident set so far (Linux VmHWM), in bytes; 0 where
+// /proc/self/status cannot be read.
+int64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;  // kB
+  return 0;
 }
 
 // TrainerState.compute_steps: a ratio in (0, 1) becomes ceil(max_steps * ratio).
@@ -409,6 +422,11 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
   if (device.is_lazy()) lazy::mark_step();
   if (fsdp && fsdp->gathers_after_step()) fsdp->gather_params();  // pending: never kept whole
   state.global_step += 1;
+  // Wall time between two optimizer steps' ends: in steady state the step
+  // time (the executor runs one graph while the next is traced).
+  const double now = now_seconds();
+  if (last_step_end >= 0) metrics::add_time("TrainStepTime", static_cast<int64_t>((now - last_step_end) * 1e9));
+  last_step_end = now;
   state.epoch = static_cast<double>(epoch) + static_cast<double>(step + 1) / p.steps_in_epoch;
   each([&](TrainerCallback& c) { c.on_step_end(args, state, control); });
   maybe_log_save_evaluate(grad_norm, learning_rate);
@@ -443,6 +461,9 @@ void Trainer::Impl::maybe_log_save_evaluate(const Tensor& grad_norm, double lear
 
 TrainOutput Trainer::Impl::finalize(const TrainPlan& p, double start) {
   if (device.is_lazy()) lazy::mark_step();
+  // The training loop's memory high-water mark, before the end's gathers and
+  // the final save add theirs (lazy_metrics.json; bench/fsdp_step.sh reads it).
+  metrics::add_counter("TrainPeakRssBytes", peak_rss_bytes());
   if (fsdp) fsdp->materialize_params();  // every rank: rank 0 then saves them alone
   total_loss_scalar += ranks_mean(tr_loss);
   tr_loss = zero_scalar();
