@@ -129,11 +129,17 @@ void release_and_find_donations(Collected& c, std::vector<TraceNodePtr> internal
   internal.clear();
   for (const TraceNodePtr& n : c.output_nodes) n->operands.clear();
   c.donatable.assign(c.input_nodes.size(), false);
+  c.donatable_if_released.assign(c.input_nodes.size(), false);
   for (size_t i = 0; i < c.input_nodes.size(); ++i) {
     const TraceNodePtr& n = c.input_nodes[i];
     // Held only by c.input_nodes: no tensor, no other graph can read it again.
     // (An in-flight node's data is written by the executor thread: not read here.)
     c.donatable[i] = n.use_count() == 1 && (n->ready.valid() || n->data.use_count() == 1);
+    // In flight: the previous step's job still holds its outputs (a step traced
+    // while the last one runs, no host read between them). Decided when this
+    // job runs (execute.cpp): nothing can take a new hold on a node that only
+    // this job holds, so it is free then if it is free at all.
+    c.donatable_if_released[i] = !c.donatable[i] && n->ready.valid();
   }
 }
 

@@ -13,13 +13,20 @@ void execute(Job& job) {
   auto t0 = std::chrono::steady_clock::now();
   try {
     std::vector<BufferPtr> inputs;
-    for (const TraceNodePtr& n : job.collected.input_nodes) {
+    Collected& c = job.collected;
+    for (size_t i = 0; i < c.input_nodes.size(); ++i) {
+      const TraceNodePtr& n = c.input_nodes[i];
       // An earlier step failed to produce this input: jobs run in order, so
       // its future is settled; get() re-raises that step's own error.
       if (!n->data && n->ready.valid()) n->ready.get();
       LOOM_CHECK(n->data != nullptr,
                  "[lazy] an input of this step was not computed because an "
                  "earlier step failed");
+      // The step before ran and dropped its holds (it clears them before its
+      // waiters wake): an input only this job holds now is free to donate.
+      if (i < c.donatable_if_released.size() && c.donatable_if_released[i] &&
+          n.use_count() == 1 && n->data.use_count() == 1)
+        c.donatable[i] = true;
       inputs.push_back(n->data);
     }
     for (TraceNodePtr& n : job.collected.input_nodes) n.reset();  // drop our extra holds

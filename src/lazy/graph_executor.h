@@ -29,6 +29,9 @@ struct Collected {
   ir::Graph graph;
   std::vector<TraceNodePtr> input_nodes;  // device data or in-flight results
   std::vector<bool> donatable;            // input buffer unreachable after this step
+  // In flight at collection and held then by the job computing it (or by a
+  // tensor): donatable if, when this job runs, only this job holds it.
+  std::vector<bool> donatable_if_released;
   std::vector<TraceNodePtr> output_nodes;
 };
 /// The graph computing `roots` (pending nodes): post-order, one input per
