@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The PyTorch FSDP2 peer of bench/fsdp_step.sh: transformers' GPT2LMHeadModel
-(124M) or a ~350M LlamaForCausalLM (random weights, dropout 0), each decoder
+(124M) or a ~410M LlamaForCausalLM (GPT-2 vocabulary, as loom's run with the GPT-2
+tokenizer; random weights, dropout 0), each decoder
 layer and then the root wrapped with `fully_shard` (torch.distributed.fsdp,
 FSDP2; FULL_SHARD: reshard after forward), gloo, W ranks x 1 thread on this
 machine, AdamW, batch 1 x 128 random tokens. Prints one line per rank: the
@@ -29,7 +30,7 @@ def build_model(name):
         return model, model.transformer.h, cfg.vocab_size
     cfg = transformers.LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=24,
                                    num_attention_heads=16, num_key_value_heads=16,
-                                   vocab_size=32000, max_position_embeddings=512)
+                                   vocab_size=50257, max_position_embeddings=512)
     model = transformers.LlamaForCausalLM(cfg)
     return model, model.model.layers, cfg.vocab_size
 
