@@ -112,14 +112,14 @@ Executable::~Executable() = default;
 MemoryReport Executable::memory_report() const {
   auto i64 = [](size_t v) { return static_cast<int64_t>(v); };
   const compiler::memory::MemoryPlan& m = plan_;
-  return {{{"planned_peak_bytes", i64(m.planned_peak_bytes())},
-           {"arena_bytes", i64(m.arena_bytes)},
-           {"output_bytes", i64(m.output_bytes)},
-           {"donated_bytes", i64(m.donated_bytes)},
-           {"in_place", i64(m.in_place.size())},
-           {"steps", i64(program_->steps.size())}},
-          "planned peak " + std::to_string(m.planned_peak_bytes()) + " bytes (" + m.summary() +
-              ")"};
+  return {
+      {{"planned_peak_bytes", i64(m.planned_peak_bytes())},
+       {"arena_bytes", i64(m.arena_bytes)},
+       {"output_bytes", i64(m.output_bytes)},
+       {"donated_bytes", i64(m.donated_bytes)},
+       {"in_place", i64(m.in_place.size())},
+       {"steps", i64(program_->steps.size())}},
+      "planned peak " + std::to_string(m.planned_peak_bytes()) + " bytes (" + m.summary() + ")"};
 }
 
 void Executable::plan_collective_waits() {
@@ -208,9 +208,10 @@ void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<boo
       metrics::add_counter("DonationVetoed");
       const char* debug = std::getenv("LOOM_DEBUG");  // 2: say which donation and why
       if (debug != nullptr && std::strcmp(debug, "2") == 0)
-        std::fprintf(stderr, "[loom]   donation vetoed: output %%%d %s from input %%%d (%s)\n", v,
-                     ops::to_string(g.type_of(v)).c_str(), d,
-                     donatable[d] ? "its buffer is held elsewhere" : "its tensor is still referenced");
+        std::fprintf(
+            stderr, "[loom]   donation vetoed: output %%%d %s from input %%%d (%s)\n", v,
+            ops::to_string(g.type_of(v)).c_str(), d,
+            donatable[d] ? "its buffer is held elsewhere" : "its tensor is still referenced");
     }
     own[v] = backend_.allocate(nbytes);
     metrics::add_counter("OutputAllocatedBytes", static_cast<int64_t>(nbytes));

@@ -24,8 +24,8 @@ void execute(Job& job) {
                  "earlier step failed");
       // The step before ran and dropped its holds (it clears them before its
       // waiters wake): an input only this job holds now is free to donate.
-      if (i < c.donatable_if_released.size() && c.donatable_if_released[i] &&
-          n.use_count() == 1 && n->data.use_count() == 1)
+      if (i < c.donatable_if_released.size() && c.donatable_if_released[i] && n.use_count() == 1 &&
+          n->data.use_count() == 1)
         c.donatable[i] = true;
       inputs.push_back(n->data);
     }

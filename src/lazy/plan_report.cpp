@@ -40,8 +40,8 @@ void print_peak_live(const backends::Executable& exe) {
         m.first[v] <= peak && m.last[v] >= peak)
       at_peak.push_back({g.type_of(v).nbytes(), v});
   std::sort(at_peak.rbegin(), at_peak.rend());
-  std::cerr << "[loom]   live arena bytes peak at step " << peak << " of " << steps << ": "
-            << best << " bytes in " << at_peak.size() << " values; the largest:\n";
+  std::cerr << "[loom]   live arena bytes peak at step " << peak << " of " << steps << ": " << best
+            << " bytes in " << at_peak.size() << " values; the largest:\n";
   for (size_t k = 0; k < at_peak.size() && k < 12; ++k) {
     const int v = at_peak[k].second;
     std::cerr << "[loom]     %" << v << " " << ops::op_name(g.instr_of(v).op) << " "

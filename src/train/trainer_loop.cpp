@@ -425,7 +425,8 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
   // Wall time between two optimizer steps' ends: in steady state the step
   // time (the executor runs one graph while the next is traced).
   const double now = now_seconds();
-  if (last_step_end >= 0) metrics::add_time("TrainStepTime", static_cast<int64_t>((now - last_step_end) * 1e9));
+  if (last_step_end >= 0)
+    metrics::add_time("TrainStepTime", static_cast<int64_t>((now - last_step_end) * 1e9));
   last_step_end = now;
   state.epoch = static_cast<double>(epoch) + static_cast<double>(step + 1) / p.steps_in_epoch;
   each([&](TrainerCallback& c) { c.on_step_end(args, state, control); });

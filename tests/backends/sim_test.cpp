@@ -16,9 +16,9 @@
 #include "backends/backend.h"
 #include "backends/executable.h"
 #include "common/error_of.h"
+#include "common/host_fault.h"
 #include "lazy/dispatch.h"
 #include "lazy/lazy_test_util.h"
-#include "common/host_fault.h"
 #include "loom/error.h"
 
 namespace loom {

@@ -52,9 +52,18 @@ TEST(GatherSchedule, LayersAreGatheredAgainForBackwardAndPrefetchedTwoAhead) {
   // w0 and w1 regathered (layers 2 and 1 lie between their forward and
   // backward uses); w2's two uses are adjacent. Gathers in first-use order
   // w0, w1, w2, w1', w0', each started before the use two instances earlier.
-  const std::vector<std::string> want = {
-      "all_gather(%0)", "all_gather(%1)", "all_gather(%2)", "mul", "all_gather(%1)", "mul",
-      "all_gather(%0)", "mul",            "mul",            "mul", "mul",            "reduce_scatter"};
+  const std::vector<std::string> want = {"all_gather(%0)",
+                                         "all_gather(%1)",
+                                         "all_gather(%2)",
+                                         "mul",
+                                         "all_gather(%1)",
+                                         "mul",
+                                         "all_gather(%0)",
+                                         "mul",
+                                         "mul",
+                                         "mul",
+                                         "mul",
+                                         "reduce_scatter"};
   EXPECT_EQ(gather_ops(g), want) << ir::to_text(g);
   // Each regathered copy feeds only its own cluster: the last mul reads the
   // second gather of %0, not the first.
@@ -80,10 +89,9 @@ TEST(GatherSchedule, ViewsAreClonedWithTheGatherAndPlacedAtTheirReaders) {
       "  return (%10)\n}\n");
   EXPECT_TRUE(make_gather_schedule()->run(g));
   ir::verify(g);
-  const std::vector<std::string> want = {"all_gather(%0)", "all_gather(%1)", "slice",
-                                         "reshape",        "all_gather(%0)", "matmul",
-                                         "reshape",        "matmul",         "slice",
-                                         "reshape",        "matmul"};
+  const std::vector<std::string> want = {"all_gather(%0)", "all_gather(%1)", "slice",   "reshape",
+                                         "all_gather(%0)", "matmul",         "reshape", "matmul",
+                                         "slice",          "reshape",        "matmul"};
   EXPECT_EQ(gather_ops(g), want) << ir::to_text(g);
 }
 

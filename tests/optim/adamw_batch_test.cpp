@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "backends/backend.h"
@@ -205,6 +206,26 @@ TEST(FusedBatchPlan, AGroupReadingAnotherGroupsResultIsNotBatched) {
 namespace loom {
 namespace {
 
+// Runs `loss_of` + AdamW + zero_grad + mark_step: two warm-up steps, then
+// `steps` more with no host read between them; every measured step must
+// donate its state (no DonationVetoed, some DonatedBytes).
+void expect_state_donated(optim::AdamW& opt, const std::function<Tensor()>& loss_of, int steps) {
+  auto step = [&] {
+    loss_of().backward();
+    opt.step();
+    opt.zero_grad();
+    lazy::mark_step();
+  };
+  step();
+  step();
+  lazy::wait();
+  metrics::reset();
+  for (int s = 0; s < steps; ++s) step();
+  lazy::wait();
+  EXPECT_EQ(metrics::counter("DonationVetoed"), 0);
+  EXPECT_GT(metrics::counter("DonatedBytes"), 0);
+}
+
 // Every step after the first overwrites the parameters and both moments in
 // place (their buffers are donated): none is allocated anew while the old
 // one is still alive, which would hold two copies of the optimizer state.
@@ -219,30 +240,12 @@ TEST(AdamWBatch, ParametersAndMomentsAreDonatedEveryStep) {
                                 (randn({16}) * 0.5).to(dev).requires_grad_()};
   // Decay on the matrix; none on the vector, whose update then reads the
   // parameter itself (add(param, ...)), as exp_avg's lerp reads exp_avg.
-  optim::AdamW opt({{{params[0]}, {{"weight_decay", 0.1}}, {}}, {{params[1]}, {{"weight_decay", 0.0}}, {}}},
-                   {.lr = 1e-2});
-  auto step = [&] {
-    Tensor loss = add(sum(mul(params[0], params[0])), sum(exp(params[1])));
-    loss.backward();
-    opt.step();
-    opt.zero_grad();
-    lazy::mark_step();
-  };
-  step();
-  step();
-  lazy::wait();
-  metrics::reset();
-  for (int s = 0; s < 3; ++s) step();
-  lazy::wait();
-  EXPECT_EQ(metrics::counter("DonationVetoed"), 0);
-  EXPECT_GT(metrics::counter("DonatedBytes"), 0);
+  optim::AdamW opt(
+      {{{params[0]}, {{"weight_decay", 0.1}}, {}}, {{params[1]}, {{"weight_decay", 0.0}}, {}}},
+      {.lr = 1e-2});
+  expect_state_donated(
+      opt, [&] { return add(sum(mul(params[0], params[0])), sum(exp(params[1]))); }, 3);
 }
-
-}  // namespace
-}  // namespace loom
-
-namespace loom {
-namespace {
 
 // The same when a step is traced while the one before still runs (no host
 // read between steps: the Trainer without per-step logging): the inputs of
@@ -257,22 +260,14 @@ TEST(AdamWBatch, StateIsDonatedWhenStepsArePipelined) {
   manual_seed(6);
   Tensor w = (randn({384, 384}) * 0.05).to(dev).requires_grad_();
   optim::AdamW opt({{{w}, {{"weight_decay", 0.0}}, {}}}, {.lr = 1e-3});
-  auto step = [&] {
-    Tensor h = w;
-    for (int k = 0; k < 8; ++k) h = matmul(h, w);
-    sum(h).backward();
-    opt.step();
-    opt.zero_grad();
-    lazy::mark_step();
-  };
-  step();
-  step();
-  lazy::wait();
-  metrics::reset();
-  for (int s = 0; s < 4; ++s) step();
-  lazy::wait();
-  EXPECT_EQ(metrics::counter("DonationVetoed"), 0);
-  EXPECT_GT(metrics::counter("DonatedBytes"), 0);
+  expect_state_donated(
+      opt,
+      [&] {
+        Tensor h = w;
+        for (int k = 0; k < 8; ++k) h = matmul(h, w);
+        return sum(h);
+      },
+      4);
 }
 
 }  // namespace

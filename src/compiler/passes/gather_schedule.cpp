@@ -22,10 +22,10 @@
 //    it overlaps that compute (the executable waits at the first reader).
 //
 // LOOM_GATHER_SCHEDULE=0 turns the pass off (the whole-step gathers, for
-// comparison: bench/fsdp_step.sh). Deterministic in the graph alone, so every rank issues the same gathers in
-// the same order. Graphs without an all_gather of an input are unchanged.
-// Assumes the graph is topologically ordered and dce ran; runs dce itself
-// for the members a regather leaves unread.
+// comparison: bench/fsdp_step.sh). Deterministic in the graph alone, so every rank issues the same
+// gathers in the same order. Graphs without an all_gather of an input are unchanged. Assumes the
+// graph is topologically ordered and dce ran; runs dce itself for the members a regather leaves
+// unread.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -151,14 +151,16 @@ class GatherSchedule final : public Pass {
     }
     std::sort(spans.begin(), spans.end());
     std::vector<int> suffix_min(spans.size() + 1, std::numeric_limits<int>::max());
-    for (size_t k = spans.size(); k-- > 0;) suffix_min[k] = std::min(suffix_min[k + 1], spans[k].second);
+    for (size_t k = spans.size(); k-- > 0;)
+      suffix_min[k] = std::min(suffix_min[k + 1], spans[k].second);
 
     std::vector<Instance> instances;
     for (int id = 0; id < nf; ++id) {
       if (reads[id].empty()) continue;
       const std::vector<int> cluster = clusters_of(reads[id], spans, suffix_min);
       const int count = cluster.back() + 1;
-      for (int c = 0; c < count; ++c) instances.push_back(regather(g, fam, id, reads[id], cluster, c));
+      for (int c = 0; c < count; ++c)
+        instances.push_back(regather(g, fam, id, reads[id], cluster, c));
     }
     std::sort(instances.begin(), instances.end(),
               [](const Instance& a, const Instance& b) { return a.first_read < b.first_read; });
@@ -241,8 +243,8 @@ class GatherSchedule final : public Pass {
         const int m = ms[j];
         int64_t at = 2 * static_cast<int64_t>(n);
         for (int r : readers[m])
-          at = std::min(at, instance_of[r] == static_cast<int>(k) ? anchor[r]
-                                                                  : 2 * static_cast<int64_t>(r));
+          at = std::min(
+              at, instance_of[r] == static_cast<int>(k) ? anchor[r] : 2 * static_cast<int64_t>(r));
         anchor[m] = at;
       }
       int64_t gather_at = k >= static_cast<size_t>(kPrefetch)
