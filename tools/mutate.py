@@ -192,7 +192,7 @@ MUTANTS = [
            "*AdamWBatch*:*Lazy*Donat*",
            "an output's trace node keeps its operands, so an input it reads directly is never donated"),
     Mutant("lazy_late_donation_dropped", "src/lazy/execute.cpp",
-           "        c.donatable[i] = true;\n", "",
+           "        c.donatable[i] = true;\n", "        c.donatable[i] = false;\n",
            "*AdamWBatch*",
            "an input in flight at collection is never donated, even when only its own job holds it"),
     Mutant("tensorboard_crc_mask_rotation", "src/io/tfrecord.cpp",
