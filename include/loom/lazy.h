@@ -71,6 +71,12 @@ class RematBackwardScope {
   bool active_ = false;
 };
 
+/// Gives back memory the lazy device keeps for reuse, as PyTorch's
+/// torch.cuda.empty_cache(): the executables' shared arena (the next run
+/// allocates it again, fresh pages) and the host's cache of freed large
+/// blocks. Waits for launched work first. Values are not touched.
+void empty_cache();
+
 /// Empties the in-memory compile cache and the recompile-cause history (tests).
 void clear_compile_cache();
 

@@ -17,14 +17,12 @@ namespace {
 class AllReduceKernelWork final : public dist::Work {
  public:
   AllReduceKernelWork(std::unique_ptr<dist::Work> inner, std::string type,
-                      const char* op = "all_reduce", std::vector<uint8_t> staging = {})
-      : inner_(std::move(inner)), type_(std::move(type)), op_(op), staging_(std::move(staging)) {}
+                      const char* op = "all_reduce")
+      : inner_(std::move(inner)), type_(std::move(type)), op_(op) {}
   void wait() override {
     try {
       inner_->wait();
     } catch (const Error& e) {
-      // A failed collective may still read the staging copy: leaked on purpose.
-      if (!staging_.empty()) new std::vector<uint8_t>(std::move(staging_));  // NOLINT
       fail("[", op_, "] ", type_, ": ", e.what());
     }
   }
@@ -35,16 +33,7 @@ class AllReduceKernelWork final : public dist::Work {
   std::unique_ptr<dist::Work> inner_;
   std::string type_;
   const char* op_;
-  std::vector<uint8_t> staging_;  // the operand's copy the collective reads
 };
-
-// The operand's bytes, copied: the collective reads its send buffer until
-// the wait, but the memory plan may reuse the operand's arena bytes right
-// after the step (its live range ends at its last reader, this step).
-std::vector<uint8_t> kernel_send_copy(const OpCall& call) {
-  const auto* p = static_cast<const uint8_t*>(call.inputs[0].data);
-  return std::vector<uint8_t>(p, p + call.inputs[0].type.nbytes());
-}
 
 // attrs' world size (ops.def) must be the group's: a graph traced for another
 // world size (a cached executable, a test) would read or write out of bounds.
@@ -78,10 +67,10 @@ std::unique_ptr<dist::Work> start_all_gather(const OpCall& call) {
   std::string type = ops::to_string(call.inputs[0].type);
   try {
     check_kernel_world("all_gather", call.attrs->index, pg);
-    std::vector<uint8_t> send = kernel_send_copy(call);
-    auto work = pg.all_gather_async(send.data(), call.output.data, send.size());
-    return std::make_unique<AllReduceKernelWork>(std::move(work), type, "all_gather",
-                                                 std::move(send));
+    // The operand stays live until the wait (compiler::collective_wait_step).
+    auto work = pg.all_gather_async(call.inputs[0].data, call.output.data,
+                                    call.inputs[0].type.nbytes());
+    return std::make_unique<AllReduceKernelWork>(std::move(work), type, "all_gather");
   } catch (const Error& e) {
     fail("[all_gather] ", type, ": ", e.what());
   }
@@ -93,12 +82,10 @@ std::unique_ptr<dist::Work> start_reduce_scatter(const OpCall& call) {
   dist::ReduceOp op = call.attrs->index == 1 ? dist::ReduceOp::mean : dist::ReduceOp::sum;
   try {
     check_kernel_world("reduce_scatter", call.attrs->end, pg);
-    std::vector<uint8_t> send = kernel_send_copy(call);
-    auto work = pg.reduce_scatter_async(send.data(), call.output.data,
+    auto work = pg.reduce_scatter_async(call.inputs[0].data, call.output.data,
                                         static_cast<size_t>(call.output.type.numel()),
                                         dist::data_type_of(call.output.type.dtype), op);
-    return std::make_unique<AllReduceKernelWork>(std::move(work), type, "reduce_scatter",
-                                                 std::move(send));
+    return std::make_unique<AllReduceKernelWork>(std::move(work), type, "reduce_scatter");
   } catch (const Error& e) {
     fail("[reduce_scatter] ", type, ": ", e.what());
   }

@@ -134,20 +134,12 @@ void Executable::plan_collective_waits() {
   const bool overlap = executable_overlap_wanted() && backend_.host_visible();
   blocking_collectives_ = !overlap;
   for (int s = 0; s < n; ++s) {
-    const compiler::Step& st = steps[s];
-    if (st.fused || !(ops::op_traits(st.instr.op) & ops::kCollective)) continue;
+    if (!compiler::is_collective_step(steps[s])) continue;
     collective_[s] = true;
     if (blocking_collectives_) continue;  // waited inside its own step
-    const int v = st.outputs[0];
-    // The first reader; else the end (a graph output only the caller reads)
-    // or at once (an unread arena value: its bytes are free after this step).
-    int at = plan_.placement[v] == Placement::arena ? s + 1 : n;
-    for (int t = s + 1; t < n; ++t)
-      if (std::find(steps[t].inputs.begin(), steps[t].inputs.end(), v) != steps[t].inputs.end()) {
-        at = t;
-        break;
-      }
-    wait_before_[at].push_back(s);
+    // The plan keeps the operands live until this wait (plan.cpp).
+    const bool in_arena = plan_.placement[steps[s].outputs[0]] == Placement::arena;
+    wait_before_[compiler::collective_wait_step(*program_, s, in_arena)].push_back(s);
   }
   // A wait before a member of a fused batch moves to the batch's head, where
   // the whole batch launches as one call.

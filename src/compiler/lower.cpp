@@ -275,4 +275,23 @@ Program lower(const ir::Graph& graph, bool fuse) {
   return std::move(b.prog);
 }
 
+bool is_collective_step(const Step& step) {
+  return !step.fused && (ops::op_traits(step.instr.op) & ops::kCollective);
+}
+
+int collective_wait_step(const Program& program, int s, bool result_in_arena) {
+  const int n = static_cast<int>(program.steps.size());
+  const int v = program.steps[s].outputs[0];
+  const bool scatter = program.steps[s].instr.op == ops::OpKind::k_reduce_scatter;
+  int later_scatters = 0;
+  for (int t = s + 1; t < n; ++t) {
+    const Step& step = program.steps[t];
+    if (std::find(step.inputs.begin(), step.inputs.end(), v) != step.inputs.end()) return t;
+    if (scatter && is_collective_step(step) && step.instr.op == ops::OpKind::k_reduce_scatter &&
+        ++later_scatters == kReduceScattersInFlight)
+      return t;
+  }
+  return result_in_arena ? s + 1 : n;
+}
+
 }  // namespace loom::compiler

@@ -70,6 +70,24 @@ struct Program {
 /// liveness.
 Program lower(const ir::Graph& graph, bool fuse);
 
+/// True for a step that runs a collective (an unfused kCollective op).
+bool is_collective_step(const Step& step);
+
+/// A reduce_scatter is waited for, at the latest, when the kReduceScattersInFlight-th
+/// later one starts: each keeps its operand (a unit's whole flat gradient)
+/// live until its wait, and the first reader of every shard's gradient is
+/// the optimizer at the end of the step (FSDP: all the gradients again).
+inline constexpr int kReduceScattersInFlight = 2;
+
+/// The step before which a run waits for the collective started by step `s`
+/// (is_collective_step): the first later step that reads its result, or
+/// for a reduce_scatter the start of the kReduceScattersInFlight-th later
+/// one if sooner; with neither, the end (steps.size(): a graph output, read
+/// by the caller) or s + 1 when `result_in_arena` (an unread arena value,
+/// free after this step). The memory plan keeps the collective's operands
+/// live until then (the process group reads them until the wait: no copy).
+int collective_wait_step(const Program& program, int s, bool result_in_arena);
+
 /// True for ops a fused group may contain (float elementwise math,
 /// comparisons, where, float casts, dropout of a float value), operands
 /// broadcasting included.

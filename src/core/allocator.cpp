@@ -1,28 +1,80 @@
-// host_allocator and CachingAllocator (see allocator.h).
+// host_allocator, MappedAllocator and CachingAllocator (see allocator.h).
 #include "core/allocator.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <new>
+#include <string>
 
 namespace loom {
 namespace {
 
+size_t page_rounded(size_t nbytes) {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (nbytes + page - 1) / page * page;
+}
+
+// Small blocks from glibc; blocks of kLargeBlockBytes and more from
+// their own mappings through a bounded cache of freed ones.
 class HostAllocator final : public Allocator {
  public:
+  HostAllocator() : large_(mapped_, large_block_cache_bytes()) {}
   void* allocate(size_t nbytes) override {
+    if (large(nbytes)) return large_.allocate(page_rounded(nbytes));
     void* p = std::aligned_alloc(64, nbytes);
     if (!p) throw std::bad_alloc();
     return p;
   }
-  void deallocate(void* p, size_t) override { std::free(p); }
+  void release_cached() { large_.release_cached(); }
+  void deallocate(void* p, size_t nbytes) override {
+    if (large(nbytes))
+      large_.deallocate(p, page_rounded(nbytes));
+    else
+      std::free(p);
+  }
+
+ private:
+  // AddressSanitizer keeps every block: its checks cover glibc's blocks.
+  static bool large(size_t nbytes) {
+#if defined(__SANITIZE_ADDRESS__)
+    (void)nbytes;
+    return false;
+#else
+    return nbytes >= kLargeBlockBytes;
+#endif
+  }
+  // LOOM_LARGE_BLOCK_CACHE_MB (default 256).
+  static size_t large_block_cache_bytes() {
+    const char* s = std::getenv("LOOM_LARGE_BLOCK_CACHE_MB");
+    size_t mb = 256;
+    if (s && *s) mb = static_cast<size_t>(std::strtoull(s, nullptr, 10));
+    return mb << 20;
+  }
+  MappedAllocator mapped_;
+  CachingAllocator large_;
 };
 
-}  // namespace
-
-Allocator& host_allocator() {
+HostAllocator& host() {
   static HostAllocator* a = new HostAllocator();  // never destroyed: buffers outlive statics
   return *a;
 }
+
+}  // namespace
+
+Allocator& host_allocator() { return host(); }
+
+void release_host_cache() { host().release_cached(); }
+
+void* MappedAllocator::allocate(size_t nbytes) {
+  void* p = ::mmap(nullptr, page_rounded(nbytes), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
+void MappedAllocator::deallocate(void* p, size_t nbytes) { ::munmap(p, page_rounded(nbytes)); }
 
 CachingAllocator::CachingAllocator(Allocator& upstream, size_t max_cached)
     : upstream_(upstream), max_cached_(max_cached) {}

@@ -4,6 +4,12 @@
 // step frees and re-allocates every step costs no fresh pages (no page
 // faults, no zeroing) — the idea of PyTorch's caching allocators.
 // Every block is 64-byte aligned and its size rounded up to 64 bytes.
+// Host blocks of kLargeBlockBytes and more are their own mappings (not
+// glibc's heap, whose freed middle can never go back to the system: a
+// start-up's transient copies of a model stayed in the process for good)
+// and, once freed, wait in a cache of LOOM_LARGE_BLOCK_CACHE_MB (default
+// 256) for a block of the same size before they are unmapped. (Not under
+// AddressSanitizer, whose checks cover only glibc's blocks.)
 #pragma once
 
 #include <cstddef>
@@ -23,8 +29,24 @@ class Allocator {
   virtual void deallocate(void* p, size_t nbytes) = 0;
 };
 
-/// aligned_alloc / free.
+/// Blocks from this size up are mapped on their own (see above).
+inline constexpr size_t kLargeBlockBytes = size_t{4} << 20;
+
+/// Host memory: aligned_alloc / free below kLargeBlockBytes; above, a
+/// MappedAllocator behind a CachingAllocator of LOOM_LARGE_BLOCK_CACHE_MB.
 Allocator& host_allocator();
+
+/// Unmaps the freed large blocks host_allocator() keeps for reuse.
+void release_host_cache();
+
+/// One anonymous private mapping per block (mmap / munmap; sizes rounded up
+/// to whole pages, fresh pages read as zeros). Throws std::bad_alloc when
+/// the mapping fails.
+class MappedAllocator final : public Allocator {
+ public:
+  void* allocate(size_t nbytes) override;
+  void deallocate(void* p, size_t nbytes) override;
+};
 
 /// Keeps up to `max_cached` bytes of freed blocks, exact sizes, most
 /// recently freed first; blocks beyond the limit go back to `upstream`.

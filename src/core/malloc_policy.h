@@ -5,7 +5,9 @@
 // block from its heap and keep freed memory (M_MMAP_MAX = 0,
 // M_TRIM_THRESHOLD = 2 GiB, M_ARENA_MAX = 1: a thread arena would still
 // mmap blocks over 64 MiB), so a step's temporaries reuse the previous
-// step's pages (mallopt(3)). The lazy device calls it when it starts;
+// step's pages (mallopt(3)). Buffers of kLargeBlockBytes and more never
+// reach glibc (core/allocator.h: their own mappings and a bounded cache),
+// so what this keeps is the small blocks' heap. The lazy device calls it when it starts;
 // eager-only programs keep glibc's defaults. No-op without glibc or with
 // LOOM_MALLOC_RETAIN=0. Freed memory then stays in the process.
 #pragma once

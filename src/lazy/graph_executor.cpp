@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "backends/executable.h"
+#include "core/allocator.h"
 #include "core/malloc_policy.h"
 #include "lazy/eager.h"
 #include "lazy/executor.h"
@@ -215,6 +216,14 @@ void mark_step() {
 void wait() { state().executor.drain(); }
 
 int64_t pending_nodes() { return state().pending; }
+
+void empty_cache() {
+  State& s = state();
+  s.executor.drain();  // no run may be using the arenas released below
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  backends::release_shared_arenas();
+  release_host_cache();
+}
 
 void clear_compile_cache() {
   State& s = state();

@@ -178,8 +178,11 @@ void FsdpEngine::materialize_params() {
   for (const FsdpSegment& seg : segments_)
     params.insert(params.end(), seg.params.begin(), seg.params.end());
   if (params.empty() || !params.front().device().is_lazy()) return;
-  for (const Tensor& p : params) lazy::rebind(p, p);  // live again: the next mark_step keeps them
-  lazy::mark_step();
+  // The step's arena is not needed until the next step (which grows it
+  // again); one segment at a time, so that only one gathered flat segment
+  // is transient beside the whole parameters.
+  lazy::empty_cache();
+  for (const FsdpSegment& seg : segments_) lazy::sync(seg.params);
 }
 
 void FsdpEngine::zero_grad() {

@@ -414,13 +414,15 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
   each([&](TrainerCallback& c) { c.on_pre_optimizer_step(args, state, control); });
   optimizer->step();
   each([&](TrainerCallback& c) { c.on_optimizer_step(args, state, control); });
-  if (fsdp && !fsdp->gathers_after_step()) fsdp->gather_params();
+  // full_shard on the lazy device: a pending recipe (gathers_after_step),
+  // traced before the cut so that it reads the updated shards and no longer
+  // holds the old ones, which the step then donates to the new.
+  if (fsdp) fsdp->gather_params();
   learning_rate = scheduler->get_last_lr().at(0);  // the rate this step used
   scheduler->step();
   model->zero_grad();
   if (fsdp) fsdp->zero_grad();
   if (device.is_lazy()) lazy::mark_step();
-  if (fsdp && fsdp->gathers_after_step()) fsdp->gather_params();  // pending: never kept whole
   state.global_step += 1;
   // Wall time between two optimizer steps' ends: in steady state the step
   // time (the executor runs one graph while the next is traced).

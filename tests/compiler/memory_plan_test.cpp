@@ -307,5 +307,62 @@ TEST(MemoryPlan, SliceViewsGiveTheUnplannedResults) {
   }
 }
 
+// A started collective reads its operand until its wait (the first reader
+// of its result): the plan keeps the operand's bytes to itself until then,
+// and an input it reads is not donated to an output written before it.
+// (The kernels took a copy of the operand before; a reduce_scatter of every
+// layer's gradient in flight held a whole model's gradients twice.)
+TEST(MemoryPlan, ACollectiveOperandLivesUntilTheWait) {
+  Program p = lower(ir::parse("graph(%0: f32[16], %1: f32[32]) {\n"
+                              "  %2 = neg(%0) : f32[16]\n"
+                              "  %3 = reduce_scatter(%2) end=2 : f32[8]\n"
+                              "  %4 = exp(%1) : f32[32]\n"
+                              "  %5 = neg(%4) : f32[32]\n"
+                              "  %6 = mul(%3, %3) : f32[8]\n"
+                              "  return (%5, %6)\n}\n"),
+                    false);
+  MemoryPlan m = plan_memory(p);
+  ASSERT_EQ(collective_wait_step(p, 1, true), 4);
+  EXPECT_EQ(m.last[2], 4) << "the operand of the reduce_scatter started at step 1";
+  for (int v : {4})  // written while the collective is in flight
+    EXPECT_TRUE(m.offset[v] >= m.offset[2] + 64 || m.offset[v] + 128 <= m.offset[2])
+        << "%" << v << " shares the collective's operand bytes";
+
+  Program q = lower(ir::parse("graph(%0: f32[16]) {\n"
+                              "  %1 = all_gather(%0) index=2 : f32[32]\n"
+                              "  %2 = exp(%0) : f32[16]\n"
+                              "  %3 = neg(%2) : f32[16]\n"
+                              "  %4 = mul(%1, %1) : f32[32]\n"
+                              "  return (%3, %4)\n}\n"),
+                    false);
+  MemoryPlan mq = plan_memory(q);
+  EXPECT_EQ(mq.last[0], 3);
+  EXPECT_EQ(mq.donor[3], -1) << "%0 donated to %3 while the all_gather still reads it";
+}
+
+// Unit after unit, backward reduce-scatters a flat gradient whose shard the
+// optimizer reads only at the end: each is waited for when the second
+// later one starts, so at most three operands are live at once (not all).
+TEST(MemoryPlan, AReduceScatterIsWaitedForWhenTheSecondLaterOneStarts) {
+  Program p = lower(ir::parse("graph(%0: f32[16]) {\n"
+                              "  %1 = neg(%0) : f32[16]\n"
+                              "  %2 = reduce_scatter(%1) end=2 : f32[8]\n"
+                              "  %3 = exp(%0) : f32[16]\n"
+                              "  %4 = reduce_scatter(%3) end=2 : f32[8]\n"
+                              "  %5 = tanh(%0) : f32[16]\n"
+                              "  %6 = reduce_scatter(%5) end=2 : f32[8]\n"
+                              "  %7 = add(%2, %4) : f32[8]\n"
+                              "  %8 = add(%7, %6) : f32[8]\n"
+                              "  return (%8)\n}\n"),
+                    false);
+  ASSERT_EQ(p.steps[1].instr.op, ops::OpKind::k_reduce_scatter);
+  EXPECT_EQ(collective_wait_step(p, 1, true), 5) << "at the third reduce_scatter's start";
+  EXPECT_EQ(collective_wait_step(p, 3, true), 6) << "at the first reader";
+  EXPECT_EQ(collective_wait_step(p, 5, true), 7);
+  MemoryPlan m = plan_memory(p);
+  EXPECT_EQ(m.last[1], 5);
+  EXPECT_EQ(m.last[3], 6);
+}
+
 }  // namespace
 }  // namespace loom::compiler::memory

@@ -50,6 +50,13 @@ class Planner {
         plan_.placement[v] = is_output_[v] ? Placement::output : Placement::arena;
       }
     }
+    // A started collective reads its operands until its wait.
+    const int n = static_cast<int>(p_.steps.size());
+    for (int s = 0; s < n; ++s) {
+      if (!is_collective_step(p_.steps[s])) continue;
+      int wait = collective_wait_step(p_, s, !is_output_[p_.steps[s].outputs[0]]);
+      for (int v : p_.steps[s].inputs) plan_.last[v] = std::max(plan_.last[v], std::min(wait, n - 1));
+    }
   }
 
   // Arena values become buffers; a fused step's output may join the buffer
