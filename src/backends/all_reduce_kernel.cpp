@@ -68,8 +68,8 @@ std::unique_ptr<dist::Work> start_all_gather(const OpCall& call) {
   try {
     check_kernel_world("all_gather", call.attrs->index, pg);
     // The operand stays live until the wait (compiler::collective_wait_step).
-    auto work = pg.all_gather_async(call.inputs[0].data, call.output.data,
-                                    call.inputs[0].type.nbytes());
+    auto work =
+        pg.all_gather_async(call.inputs[0].data, call.output.data, call.inputs[0].type.nbytes());
     return std::make_unique<AllReduceKernelWork>(std::move(work), type, "all_gather");
   } catch (const Error& e) {
     fail("[all_gather] ", type, ": ", e.what());

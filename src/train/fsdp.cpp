@@ -103,7 +103,7 @@ void FsdpEngine::fill_shards() {
 
 void FsdpEngine::load_shards_from_params() { fill_shards(); }
 
-bool FsdpEngine::gathers_after_step() const {
+bool FsdpEngine::params_stay_pending() const {
   return mode_ == FsdpMode::full_shard && !segments_.empty() &&
          segments_.front().shard.device().is_lazy();
 }
@@ -157,7 +157,7 @@ Tensor FsdpEngine::clip_grad_norm(double max_norm) {
 void FsdpEngine::gather_params() {
   NoGradGuard no_grad;
   for (FsdpSegment& seg : segments_) {
-    const bool unsynced = gathers_after_step();
+    const bool unsynced = params_stay_pending();
     Tensor full = world_ > 1 ? all_gather(seg.shard) : seg.shard;
     int64_t offset = 0;
     for (Tensor p : seg.params) {

@@ -65,9 +65,10 @@ class FsdpEngine {
   FsdpMode mode() const { return mode_; }
   int64_t world_size() const { return world_; }
   int64_t rank() const { return rank_; }
-  /// True when gather_params() must come after the step's mark_step
-  /// (full_shard on the lazy device: the gathered values are not kept).
-  bool gathers_after_step() const;
+  /// True when gather_params() leaves pending recipes that no mark_step
+  /// keeps (full_shard on the lazy device: the gathered values are
+  /// recomputed inside each graph that reads them).
+  bool params_stay_pending() const;
   const std::vector<FsdpSegment>& segments() const { return segments_; }
   /// The optimizer's groups: the options of `groups` given to the
   /// constructor, each holding its segments' shards (named "fsdp:<unit>").
@@ -84,7 +85,8 @@ class FsdpEngine {
   /// Parameters := the all_gather of the shards (shard_grad_op, and
   /// full_shard off the lazy device: copy_; full_shard lazy: a pending value
   /// mark_step does not keep, see lazy::rebind_unsynced). Call after the
-  /// optimizer step (full_shard: after mark_step).
+  /// optimizer step, before its mark_step: the recipes then read the updated
+  /// shards, and the old shards, referenced by no one, are donated to them.
   void gather_params();
   /// Shards := the parameters' current values (after weights were loaded
   /// into the parameters: a resume); then gather_params for full_shard.

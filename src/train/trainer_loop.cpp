@@ -414,7 +414,7 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
   each([&](TrainerCallback& c) { c.on_pre_optimizer_step(args, state, control); });
   optimizer->step();
   each([&](TrainerCallback& c) { c.on_optimizer_step(args, state, control); });
-  // full_shard on the lazy device: a pending recipe (gathers_after_step),
+  // full_shard on the lazy device: a pending recipe (params_stay_pending),
   // traced before the cut so that it reads the updated shards and no longer
   // holds the old ones, which the step then donates to the new.
   if (fsdp) fsdp->gather_params();

@@ -130,9 +130,8 @@ void fsdp_expect_step_matches(FsdpMode mode, const Device& dev) {
   e.reduce_scatter_grads();
   Tensor norm = e.clip_grad_norm(0.5);
   opt.step();
-  if (!e.gathers_after_step()) e.gather_params();
+  e.gather_params();  // before the cut, as the Trainer
   if (dev.is_lazy()) lazy::mark_step();
-  if (e.gathers_after_step()) e.gather_params();
   EXPECT_NEAR(norm.item(), ref_norm.item(), 1e-5 * ref_norm.item());
   for (size_t k = 0; k < 3; ++k) {
     const auto want = plain[0].params[k].to_vector<float>();
@@ -164,6 +163,36 @@ TEST(FsdpEngine, FullShardKeepsNoWholeParameterBetweenSteps) {
   // h.0.w is a slice of its segment's shard (ln_f.weight, a whole segment, aliases it).
   EXPECT_EQ(groups[0].params[0].to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   EXPECT_GT(metrics::counter("OutputAllocatedBytes"), before);  // the read ran the gather
+}
+
+// The Trainer's order (gather_params, then mark_step): the parameters'
+// recipes read the updated shards, so when a step runs no one but the step
+// holds the old shards and moments, and every one is donated — also when
+// the step runs at once (lazy::wait() right after the cut, as a free
+// executor would). Traced after the cut, the recipes still read the old
+// shards at that moment and each step's shards were fresh allocations.
+TEST(FsdpEngine, FullShardStepsDonateTheShards) {
+  auto groups = fsdp_test_groups(Device("lazy"));
+  FsdpEngine e(FsdpMode::full_shard, groups, 1, 0);
+  optim::AdamW opt(e.shard_groups(groups), {.lr = 0.1});
+  int64_t vetoed = 0, allocated = 0;
+  for (int step = 0; step < 4; ++step) {
+    if (step == 2) {  // steady state: moments exist, the graph is cached
+      vetoed = metrics::counter("DonationVetoed");
+      allocated = metrics::counter("OutputAllocatedBytes");
+    }
+    const auto& p = groups[0].params;
+    add(sum(mul(p[0], p[0])), sum(mul(p[2], p[1]))).backward();
+    e.reduce_scatter_grads();
+    opt.step();
+    e.gather_params();
+    opt.zero_grad();
+    lazy::mark_step();
+    lazy::wait();
+  }
+  EXPECT_EQ(metrics::counter("DonationVetoed"), vetoed);
+  EXPECT_LE(metrics::counter("OutputAllocatedBytes") - allocated, 2 * 64)
+      << "steady-state steps allocate only their scalar outputs";
 }
 
 }  // namespace

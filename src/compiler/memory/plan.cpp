@@ -55,7 +55,8 @@ class Planner {
     for (int s = 0; s < n; ++s) {
       if (!is_collective_step(p_.steps[s])) continue;
       int wait = collective_wait_step(p_, s, !is_output_[p_.steps[s].outputs[0]]);
-      for (int v : p_.steps[s].inputs) plan_.last[v] = std::max(plan_.last[v], std::min(wait, n - 1));
+      for (int v : p_.steps[s].inputs)
+        plan_.last[v] = std::max(plan_.last[v], std::min(wait, n - 1));
     }
   }
 
