@@ -62,8 +62,8 @@ run() {  # run MODE: prints the job's tail and returns its exit code
     "${fs[@]}" --output_dir "$OUT/$mode" >"$OUT/$mode.log" 2>&1
   local rc=$?
   echo "== $mode under a ${LIMIT_MB} MB cgroup on rank 1: exit $rc; peak RSS per rank (MiB):" \
-    "$(for f in "$OUT"/rss.*; do [[ -f $f ]] && echo -n "$(( $(tail -1 "$f") / 1024 )) "; done)"
-  grep -E "memory per rank|loom: error|Killed|killed|eval_loss|train_loss" "$OUT/$mode.log" | head -8
+    "$(for f in "$OUT"/rss.*; do k=$(tail -1 "$f" 2>/dev/null); [[ $k =~ ^[0-9]+$ ]] && echo -n "$((k / 1024)) "; done)"
+  grep -E "memory per rank|loom: error|Killed|killed|eval_loss|train_loss" "$OUT/$mode.log" | cut -c1-400 | head -8
   return $rc
 }
 
@@ -79,9 +79,10 @@ print("transformers LlamaForCausalLM.from_pretrained:", "ok" if not bad else bad
       f"({sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters)")
 # The saved weights compute: transformers' loss on the corpus's first 128
 # tokens (finite; beside loom's own eval_loss).
-tok = transformers.AutoTokenizer.from_pretrained(out)
+import tokenizers
+tok = tokenizers.ByteLevelBPETokenizer(f"{out}/vocab.json", f"{out}/merges.txt")
 text = open("assets/corpora/austen/prideprejudice.txt", encoding="utf-8").read()[:4000]
-ids = tok(text, return_tensors="pt").input_ids[:, :128]
+ids = torch.tensor([tok.encode(text).ids[:128]])
 with torch.no_grad():
     loss = model(ids, labels=ids).loss.item()
 print(f"transformers loss on the first block: {loss:.3f} (uniform {math.log(model.config.vocab_size):.3f});",

@@ -1,5 +1,6 @@
-// available_memory(): MemAvailable from /proc/meminfo (kB), capped by a
-// cgroup v2 memory limit, else sysconf. See core/memory_info.h.
+// available_memory(): MemAvailable from /proc/meminfo (kB), capped by the
+// process's cgroup memory limit (v2 or v1), else sysconf. See
+// core/memory_info.h.
 #include "core/memory_info.h"
 
 #include <unistd.h>
@@ -43,7 +44,42 @@ std::optional<uint64_t> stat_field(const std::string& path, const std::string& f
   return std::nullopt;
 }
 
+// Limits at or above this mean "none" (cgroup v1 writes 2^63 rounded to a page).
+constexpr uint64_t kNoLimit = uint64_t{1} << 62;
+
+void lower_to(std::optional<AvailableMemory>& out, std::optional<uint64_t> room,
+              const char* source) {
+  if (room && (!out || *room < out->bytes)) out = AvailableMemory{*room, source};
+}
+
 }  // namespace
+
+std::optional<uint64_t> cgroup_v1_memory_room(const std::string& cgroup_dir) {
+  std::optional<uint64_t> limit = read_number((cgroup_dir + "/memory.limit_in_bytes").c_str());
+  if (!limit || *limit >= kNoLimit) return std::nullopt;
+  uint64_t usage = read_number((cgroup_dir + "/memory.usage_in_bytes").c_str()).value_or(0);
+  const uint64_t inactive =
+      stat_field(cgroup_dir + "/memory.stat", "total_inactive_file").value_or(0);
+  usage = usage > inactive ? usage - inactive : 0;
+  return *limit > usage ? *limit - usage : 0;
+}
+
+CgroupPaths parse_proc_cgroup(const std::string& text) {
+  CgroupPaths out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (line.compare(0, a, "0") == 0 && controllers.empty()) out.v2 = path;
+    std::istringstream names(controllers);
+    std::string name;
+    while (std::getline(names, name, ','))
+      if (name == "memory") out.v1_memory = path;
+  }
+  return out;
+}
 
 std::optional<uint64_t> cgroup_memory_room(const std::string& cgroup_dir) {
   std::optional<uint64_t> max = read_number((cgroup_dir + "/memory.max").c_str());
@@ -65,8 +101,16 @@ std::optional<AvailableMemory> available_memory() {
     if (pages > 0 && page > 0)
       out = AvailableMemory{static_cast<uint64_t>(pages) * static_cast<uint64_t>(page), "sysconf"};
   }
-  if (auto room = cgroup_memory_room("/sys/fs/cgroup"); room && (!out || *room < out->bytes))
-    out = AvailableMemory{*room, "cgroup memory.max"};
+  std::ifstream self("/proc/self/cgroup");
+  std::stringstream text;
+  text << self.rdbuf();
+  const CgroupPaths own = parse_proc_cgroup(text.str());
+  lower_to(out, cgroup_memory_room("/sys/fs/cgroup"), "cgroup memory.max");
+  if (!own.v2.empty() && own.v2 != "/")
+    lower_to(out, cgroup_memory_room("/sys/fs/cgroup" + own.v2), "cgroup memory.max");
+  if (!own.v1_memory.empty())
+    lower_to(out, cgroup_v1_memory_room("/sys/fs/cgroup/memory" + own.v1_memory),
+             "cgroup memory.limit_in_bytes");
   return out;
 }
 

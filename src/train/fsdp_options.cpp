@@ -133,10 +133,14 @@ FsdpMemory fsdp_memory_per_rank(FsdpMode mode, int64_t world, double trainable, 
     m.optimizer = f32 * trainable * optimizer_copies;
     return m;
   }
-  m.params = f32 * (frozen + trainable * (1 + 1 / w));
-  m.params_at_rest = mode == FsdpMode::full_shard ? f32 * (frozen + trainable / w) : m.params;
-  m.grads = f32 * trainable * (1 + 1 / w);
   m.optimizer = f32 * trainable * optimizer_copies / w;
+  if (mode == FsdpMode::full_shard) {
+    m.params = m.params_at_rest = f32 * (frozen + trainable / w);
+    m.grads = f32 * trainable / w;
+    return m;
+  }
+  m.params = m.params_at_rest = f32 * (frozen + trainable * (1 + 1 / w));
+  m.grads = f32 * trainable * (1 + 1 / w);
   return m;
 }
 

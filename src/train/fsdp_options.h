@@ -46,9 +46,12 @@ std::vector<std::string> parse_fsdp_config(const std::string& value,
 /// the optimizer's state per trainable element (AdamW 2, SGD 0, or 1 with
 /// momentum). DDP / one process: every rank holds all of it. shard_grad_op:
 /// whole parameters plus their shard, whole gradients in backward plus
-/// their shard, the optimizer state of the shard. full_shard: the same at a
-/// step's peak (a step gathers every unit; the graph frees what it can), the
-/// shard alone at rest (`params_at_rest`).
+/// their shard, the optimizer state of the shard. full_shard: the shards of
+/// the parameters, of their gradients and of the optimizer state; the units
+/// gathered inside a step and their whole gradients until each
+/// reduce_scatter are step transients, in the step's arena with the
+/// activations (a few units at a time: compiler gather_schedule,
+/// kReduceScattersInFlight).
 struct FsdpMemory {
   double params = 0, params_at_rest = 0, grads = 0, optimizer = 0;
   double total() const { return params + grads + optimizer; }

@@ -23,7 +23,9 @@ TEST(MemoryInfo, AvailableIsPositiveAndWithinMemTotal) {
   ASSERT_TRUE(m.has_value());
   EXPECT_GT(m->bytes, 0u);
   EXPECT_LE(m->bytes, total_kb * 1024) << m->source;
-  EXPECT_TRUE(m->source == "MemAvailable" || m->source == "cgroup memory.max") << m->source;
+  EXPECT_TRUE(m->source == "MemAvailable" || m->source == "cgroup memory.max" ||
+              m->source == "cgroup memory.limit_in_bytes")
+      << m->source;
 }
 
 // The cgroup v2 room discounts the inactive page cache that memory.current
@@ -43,6 +45,37 @@ TEST(MemoryInfo, CgroupRoomSubtractsInactivePageCache) {
   EXPECT_EQ(cgroup_memory_room(dir.path()), 600000u);
   write("memory.current", "2000000\n");
   EXPECT_EQ(cgroup_memory_room(dir.path()), 0u);  // over the limit even without the cache
+}
+
+// cgroup v1's memory controller (a rank run inside
+// /sys/fs/cgroup/memory/<name>, bench/fsdp_memory_limit.sh): the limit less
+// the usage less the inactive page cache; 2^63 rounded down is "no limit".
+TEST(MemoryInfo, CgroupV1RoomSubtractsInactivePageCache) {
+  testing::TempDir dir;
+  auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir.sub(name)) << text;
+  };
+  EXPECT_FALSE(cgroup_v1_memory_room(dir.path()).has_value());
+  write("memory.limit_in_bytes", "9223372036854771712\n");
+  EXPECT_FALSE(cgroup_v1_memory_room(dir.path()).has_value());
+  write("memory.limit_in_bytes", "5767168000\n");
+  write("memory.usage_in_bytes", "2000000000\n");
+  EXPECT_EQ(cgroup_v1_memory_room(dir.path()), 3767168000u);
+  write("memory.stat", "cache 900000000\ninactive_file 1\ntotal_inactive_file 700000000\n");
+  EXPECT_EQ(cgroup_v1_memory_room(dir.path()), 4467168000u);
+  write("memory.usage_in_bytes", "9000000000\n");
+  EXPECT_EQ(cgroup_v1_memory_room(dir.path()), 0u);
+}
+
+TEST(MemoryInfo, ProcSelfCgroupNamesTheV2AndTheV1MemoryPaths) {
+  const CgroupPaths p = parse_proc_cgroup(
+      "9:name=systemd:/\n8:pids:/\n4:memory:/loom_fsdp_limit\n2:cpu,cpuacct:/x\n0::/user.slice\n");
+  EXPECT_EQ(p.v1_memory, "/loom_fsdp_limit");
+  EXPECT_EQ(p.v2, "/user.slice");
+  const CgroupPaths q = parse_proc_cgroup("0::/\n");
+  EXPECT_EQ(q.v2, "/");
+  EXPECT_EQ(q.v1_memory, "");
+  EXPECT_EQ(parse_proc_cgroup("5:cpuset,memory:/a/b\ngarbage\n").v1_memory, "/a/b");
 }
 
 TEST(MemoryInfo, FormatBytesUsesDecimalUnits) {

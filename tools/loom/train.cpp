@@ -18,13 +18,14 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "core/memory_info.h"
 #include "flags.h"
 #include "job.h"
 #include "job_args.h"
 #include "launch.h"
 #include "loom/error.h"
-#include "loom/model_registry.h"
 #include "loom/metrics.h"
+#include "loom/model_registry.h"
 #include "plot.h"
 #include "train/ddp.h"
 #include "train/fsdp_options.h"
@@ -42,21 +43,53 @@ int64_t parameter_count(const PretrainedModel& model) {
 }
 
 // Bytes per rank of the model's state in the chosen mode (train/fsdp_options.h).
-void print_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
+train::FsdpMemory memory_plan_of(const PreparedJob& job, const TrainingArguments& args,
+                                 train::FsdpMode mode) {
   int64_t trainable = 0;
   for (const Tensor& p : job.model->parameters())
     if (p.requires_grad()) trainable += p.numel();
   const int64_t all = parameter_count(*job.model);
+  return train::fsdp_memory_per_rank(mode, train::ddp_world_size(), static_cast<double>(trainable),
+                                     static_cast<double>(all - trainable),
+                                     args.optim == "sgd" ? 0 : 2);
+}
+
+const char* mode_text(train::FsdpMode mode) {
+  return mode == train::FsdpMode::off ? "ddp" : train::fsdp_mode_name(mode);
+}
+
+void print_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
   const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
-  const train::FsdpMemory m = train::fsdp_memory_per_rank(
-      mode, train::ddp_world_size(), static_cast<double>(trainable),
-      static_cast<double>(all - trainable), args.optim == "sgd" ? 0 : 2);
+  const train::FsdpMemory m = memory_plan_of(job, args, mode);
   std::printf(
       "  memory per rank (%s, f32): parameters %.1f MB (at rest %.1f MB), gradients %.1f MB, "
       "optimizer state %.1f MB, total %.1f MB; activations: ArenaAllocatedBytes in "
       "lazy_metrics.json\n",
-      mode == train::FsdpMode::off ? "ddp" : train::fsdp_mode_name(mode), m.params / 1e6,
-      m.params_at_rest / 1e6, m.grads / 1e6, m.optimizer / 1e6, m.total() / 1e6);
+      mode_text(mode), m.params / 1e6, m.params_at_rest / 1e6, m.grads / 1e6, m.optimizer / 1e6,
+      m.total() / 1e6);
+}
+
+// Every rank, before the Trainer allocates the optimizer state: the mode's
+// state per rank (the built model's f32 weights already count) must fit
+// in the memory this process may still take (core/memory_info.h: the
+// cgroup limit included). Names --fsdp full_shard when that would fit.
+void check_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
+  const std::optional<AvailableMemory> room = available_memory();
+  if (!room) return;
+  const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
+  const double held = 4.0 * static_cast<double>(parameter_count(*job.model));
+  const double can = static_cast<double>(room->bytes) + held;
+  const double need = memory_plan_of(job, args, mode).total();
+  if (need <= can) return;
+  std::string advice = "fewer or smaller layers (--config_overrides), or more ranks";
+  if (mode != train::FsdpMode::full_shard && train::ddp_world_size() > 1) {
+    const double sharded = memory_plan_of(job, args, train::FsdpMode::full_shard).total();
+    if (sharded <= can) advice = "--fsdp full_shard needs " + format_bytes(sharded) + " per rank";
+  }
+  fail("[loom train] memory per rank (", mode_text(mode), "): the model's state needs ",
+       format_bytes(need), ", but this rank has ", format_bytes(can), " (",
+       format_bytes(static_cast<double>(room->bytes)), " available, ", room->source,
+       ", and the built model's ", format_bytes(held), "); ", advice);
 }
 
 void print_plan(const PreparedJob& job, const TrainingArguments& args) {
@@ -150,6 +183,7 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   PreparedJob job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
   if (zero) warn_batch_larger_than_data(args, job.data.train->size());
   if (zero) print_plan(job, args);
+  check_memory_plan(job, args);
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
 
   TrainOutput out = trainer.train();
@@ -201,11 +235,10 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
 
 void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "train",
-      "Train or fine-tune a causal LM (" + model_types_for_task(kTaskCausalLM) + "), masked LM (" +
-          model_types_for_task(kTaskMaskedLM) + ") or text classifier (" +
-          model_types_for_task(kTaskTextClassification) +
-          "), full or LoRA (transformers' run_clm, run_mlm, run_glue)");
+      "train", "Train or fine-tune a causal LM (" + model_types_for_task(kTaskCausalLM) +
+                   "), masked LM (" + model_types_for_task(kTaskMaskedLM) +
+                   ") or text classifier (" + model_types_for_task(kTaskTextClassification) +
+                   "), full or LoRA (transformers' run_clm, run_mlm, run_glue)");
   auto flags = std::make_shared<FlagSet>(make_job_flag_set());
   flags->add_to(*cmd);
   cmd->footer(
