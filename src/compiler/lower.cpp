@@ -279,6 +279,11 @@ bool is_collective_step(const Step& step) {
   return !step.fused && (ops::op_traits(step.instr.op) & ops::kCollective);
 }
 
+bool collective_reads_operand_until_wait(const Step& step) {
+  return is_collective_step(step) && (step.instr.op == ops::OpKind::k_all_gather ||
+                                      step.instr.op == ops::OpKind::k_reduce_scatter);
+}
+
 int collective_wait_step(const Program& program, int s, bool result_in_arena) {
   const int n = static_cast<int>(program.steps.size());
   const int v = program.steps[s].outputs[0];

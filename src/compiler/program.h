@@ -73,6 +73,11 @@ Program lower(const ir::Graph& graph, bool fuse);
 /// True for a step that runs a collective (an unfused kCollective op).
 bool is_collective_step(const Step& step);
 
+/// True for the collective steps whose kernel reads the operand until the
+/// wait (all_gather, reduce_scatter: out of place, no copy); all_reduce
+/// copies it into its output at the start.
+bool collective_reads_operand_until_wait(const Step& step);
+
 /// A reduce_scatter is waited for, at the latest, when the kReduceScattersInFlight-th
 /// later one starts: each keeps its operand (a unit's whole flat gradient)
 /// live until its wait, and the first reader of every shard's gradient is

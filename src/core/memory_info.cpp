@@ -108,7 +108,10 @@ std::optional<AvailableMemory> available_memory() {
   lower_to(out, cgroup_memory_room("/sys/fs/cgroup"), "cgroup memory.max");
   if (!own.v2.empty() && own.v2 != "/")
     lower_to(out, cgroup_memory_room("/sys/fs/cgroup" + own.v2), "cgroup memory.max");
-  if (!own.v1_memory.empty())
+  // v1 in a container without a cgroup namespace: its own cgroup is the
+  // mounted root, while /proc/self/cgroup names the host's path.
+  lower_to(out, cgroup_v1_memory_room("/sys/fs/cgroup/memory"), "cgroup memory.limit_in_bytes");
+  if (!own.v1_memory.empty() && own.v1_memory != "/")
     lower_to(out, cgroup_v1_memory_room("/sys/fs/cgroup/memory" + own.v1_memory),
              "cgroup memory.limit_in_bytes");
   return out;

@@ -135,7 +135,8 @@ FsdpMemory fsdp_memory_per_rank(FsdpMode mode, int64_t world, double trainable, 
   }
   m.optimizer = f32 * trainable * optimizer_copies / w;
   if (mode == FsdpMode::full_shard) {
-    m.params = m.params_at_rest = f32 * (frozen + trainable / w);
+    m.params_at_rest = f32 * (frozen + trainable / w);
+    m.params = f32 * (frozen + trainable * (1 + 1 / w));  // a save gathers them whole
     m.grads = f32 * trainable / w;
     return m;
   }

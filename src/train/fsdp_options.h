@@ -46,12 +46,14 @@ std::vector<std::string> parse_fsdp_config(const std::string& value,
 /// the optimizer's state per trainable element (AdamW 2, SGD 0, or 1 with
 /// momentum). DDP / one process: every rank holds all of it. shard_grad_op:
 /// whole parameters plus their shard, whole gradients in backward plus
-/// their shard, the optimizer state of the shard. full_shard: the shards of
-/// the parameters, of their gradients and of the optimizer state; the units
-/// gathered inside a step and their whole gradients until each
-/// reduce_scatter are step transients, in the step's arena with the
-/// activations (a few units at a time: compiler gather_schedule,
-/// kReduceScattersInFlight).
+/// their shard, the optimizer state of the shard. full_shard (lazy device):
+/// the shards of the parameters (`params_at_rest`), of their gradients and
+/// of the optimizer state, and the whole parameters at their peak (a save,
+/// an evaluation: materialize_params); inside a step the units gathered and
+/// their whole gradients until each reduce_scatter are transients in the
+/// step's arena with the activations (a few units at a time: compiler
+/// gather_schedule, kReduceScattersInFlight). Off the lazy device full_shard
+/// keeps the parameters whole: count it as shard_grad_op.
 struct FsdpMemory {
   double params = 0, params_at_rest = 0, grads = 0, optimizer = 0;
   double total() const { return params + grads + optimizer; }

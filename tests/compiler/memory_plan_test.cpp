@@ -338,6 +338,28 @@ TEST(MemoryPlan, ACollectiveOperandLivesUntilTheWait) {
   MemoryPlan mq = plan_memory(q);
   EXPECT_EQ(mq.last[0], 3);
   EXPECT_EQ(mq.donor[3], -1) << "%0 donated to %3 while the all_gather still reads it";
+
+  // Only the caller reads the gather: its wait is after the last step, and
+  // the fused neg at that step may not write over %0 (in place, donated).
+  Program r = lower(ir::parse("graph(%0: f32[16]) {\n"
+                              "  %1 = all_gather(%0) index=2 : f32[32]\n"
+                              "  %2 = neg(%0) : f32[16]\n"
+                              "  return (%1, %2)\n}\n"),
+                    true);
+  ASSERT_EQ(collective_wait_step(r, 0, false), static_cast<int>(r.steps.size()));
+  MemoryPlan mr = plan_memory(r);
+  EXPECT_EQ(mr.last[0], static_cast<int>(r.steps.size()));
+  EXPECT_EQ(mr.donor[2], -1) << "%0 written by the neg while the all_gather still reads it";
+
+  // all_reduce copies its operand into its output when it starts.
+  Program d = lower(ir::parse("graph(%0: f32[16]) {\n"
+                              "  %1 = neg(%0) : f32[16]\n"
+                              "  %2 = all_reduce(%1) : f32[16]\n"
+                              "  %3 = exp(%0) : f32[16]\n"
+                              "  %4 = add(%2, %3) : f32[16]\n"
+                              "  return (%4)\n}\n"),
+                    false);
+  EXPECT_EQ(plan_memory(d).last[1], 1) << "an all_reduce operand ends at its own step";
 }
 
 // Unit after unit, backward reduce-scatters a flat gradient whose shard the

@@ -44,11 +44,14 @@ int64_t parameter_count(const PretrainedModel& model) {
 
 // Bytes per rank of the model's state in the chosen mode (train/fsdp_options.h).
 train::FsdpMemory memory_plan_of(const PreparedJob& job, const TrainingArguments& args,
-                                 train::FsdpMode mode) {
+                                 train::FsdpMode mode) {  // by value: adjusted below
   int64_t trainable = 0;
   for (const Tensor& p : job.model->parameters())
     if (p.requires_grad()) trainable += p.numel();
   const int64_t all = parameter_count(*job.model);
+  // Off the lazy device, full_shard's gathers are copies kept whole.
+  if (mode == train::FsdpMode::full_shard && args.device.rfind("lazy", 0) != 0)
+    mode = train::FsdpMode::shard_grad_op;
   return train::fsdp_memory_per_rank(mode, train::ddp_world_size(), static_cast<double>(trainable),
                                      static_cast<double>(all - trainable),
                                      args.optim == "sgd" ? 0 : 2);
@@ -74,6 +77,7 @@ void print_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
 // in the memory this process may still take (core/memory_info.h: the
 // cgroup limit included). Names --fsdp full_shard when that would fit.
 void check_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
+  if (args.device.rfind("lazy:xla", 0) == 0) return;  // the state is in the plugin's memory
   const std::optional<AvailableMemory> room = available_memory();
   if (!room) return;
   const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);

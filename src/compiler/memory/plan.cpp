@@ -50,13 +50,15 @@ class Planner {
         plan_.placement[v] = is_output_[v] ? Placement::output : Placement::arena;
       }
     }
-    // A started collective reads its operands until its wait.
+    // A started all_gather / reduce_scatter reads its operand until its
+    // wait, which may be after the last step (n: a graph output only the
+    // caller reads). all_reduce copies its operand into its output at the
+    // start and reduces that in place.
     const int n = static_cast<int>(p_.steps.size());
     for (int s = 0; s < n; ++s) {
-      if (!is_collective_step(p_.steps[s])) continue;
+      if (!collective_reads_operand_until_wait(p_.steps[s])) continue;
       int wait = collective_wait_step(p_, s, !is_output_[p_.steps[s].outputs[0]]);
-      for (int v : p_.steps[s].inputs)
-        plan_.last[v] = std::max(plan_.last[v], std::min(wait, n - 1));
+      for (int v : p_.steps[s].inputs) plan_.last[v] = std::max(plan_.last[v], wait);
     }
   }
 
