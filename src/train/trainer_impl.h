@@ -68,6 +68,9 @@ struct Trainer::Impl {
   std::unique_ptr<optim::Optimizer> optimizer;
   /// --fsdp: the shards the optimizer updates (train/fsdp.h); null for DDP.
   std::unique_ptr<train::FsdpEngine> fsdp;
+  // The first optimizer step made the moments' host zeros; their freed
+  // blocks leave the host's cache then (core/allocator.h).
+  bool start_up_blocks_released = false;
   std::unique_ptr<optim::LRScheduler> scheduler;
   bool shifts_labels = false;
   int64_t flos_params = 0;  ///< non-embedding parameters (transformers' floating_point_ops)

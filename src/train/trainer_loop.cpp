@@ -22,6 +22,7 @@
 #include <limits>
 #include <string>
 
+#include "core/allocator.h"
 #include "loom/autocast.h"
 #include "loom/device_loader.h"
 #include "loom/lazy.h"
@@ -130,6 +131,9 @@ void Trainer::Impl::create_optimizer_and_scheduler(int64_t max_steps) {
     fsdp = std::make_unique<train::FsdpEngine>(mode, groups, train::ddp_world_size(),
                                                train::ddp_rank());
     groups = fsdp->shard_groups(groups);
+    // full_shard dropped the whole parameters: let their blocks leave the
+    // process rather than wait in the host's cache for a block of their size.
+    if (fsdp->params_stay_pending()) lazy::empty_cache();
   }
   if (args.optim == "sgd") {
     optim::SGDOptions o;
@@ -413,6 +417,10 @@ void Trainer::Impl::optimizer_step(int64_t epoch, int64_t step, const TrainPlan&
   }
   each([&](TrainerCallback& c) { c.on_pre_optimizer_step(args, state, control); });
   optimizer->step();
+  if (!start_up_blocks_released) {  // the moments' host zeros, uploaded: not needed again
+    release_host_cache();
+    start_up_blocks_released = true;
+  }
   each([&](TrainerCallback& c) { c.on_optimizer_step(args, state, control); });
   // full_shard on the lazy device: a pending recipe (params_stay_pending),
   // traced before the cut so that it reads the updated shards and no longer

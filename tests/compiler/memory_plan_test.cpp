@@ -386,5 +386,25 @@ TEST(MemoryPlan, AReduceScatterIsWaitedForWhenTheSecondLaterOneStarts) {
   EXPECT_EQ(m.last[3], 6);
 }
 
+// An embedding's gradient: index_add of the rows into zeros [V, C]. The
+// output takes the zeros' buffer (they die there), not a second [V, C];
+// the source rows are never written over (their values: every lazy model
+// test with an embedding, against eager).
+TEST(MemoryPlan, AnIndexAddWritesOverItsDyingBase) {
+  Program p = lower(ir::parse("graph(%0: i64[3], %1: f32[3,64]) {\n"
+                              "  %2 = full() shape=[50,64] : f32[50,64]\n"
+                              "  %3 = index_add(%2, %0, %1) axis=0 : f32[50,64]\n"
+                              "  %4 = neg(%3) : f32[50,64]\n"
+                              "  %5 = sum(%4) : f32[]\n"
+                              "  return (%5)\n}\n"),
+                    false);
+  MemoryPlan m = plan_memory(p);
+  ASSERT_EQ(m.placement[2], Placement::arena);
+  EXPECT_EQ(m.offset[3], m.offset[2]) << "the index_add's output is its base's bytes";
+  bool listed = false;
+  for (const InPlace& ip : m.in_place) listed = listed || (ip.output == 3 && ip.input == 2);
+  EXPECT_TRUE(listed);
+}
+
 }  // namespace
 }  // namespace loom::compiler::memory

@@ -74,23 +74,48 @@ void store_accumulate(const std::vector<T>& v, const MutView& out) {
   });
 }
 
+// out[.., idx[k], ..] += src[.., k, ..] over out already holding the base,
+// blocks of the inner axis in parallel (each block's rows in index order).
+template <typename T>
+void index_add_into(T* out, const T* src, const AxisSplit& base, const AxisSplit& s,
+                    const std::vector<int64_t>& idx) {
+  constexpr int64_t kBlock = 512;
+  int64_t blocks = (s.inner + kBlock - 1) / kBlock;
+  parallel_for(s.outer * blocks, byte_grain(s.size * kBlock), [&](int64_t b, int64_t e) {
+    for (int64_t u = b; u < e; ++u) {
+      int64_t o = u / blocks, i0 = (u % blocks) * kBlock, w = std::min(kBlock, s.inner - i0);
+      for (int64_t k = 0; k < s.size; ++k) {
+        T* dst = out + (o * base.size + idx[k]) * base.inner + i0;
+        const T* x = src + (o * s.size + k) * s.inner + i0;
+        for (int64_t i = 0; i < w; ++i) dst[i] += x[i];
+      }
+    }
+  });
+}
+
 template <typename T>
 void index_add_typed(const OpCall& c, const std::vector<int64_t>& idx) {
   AxisSplit base = split_at(c.inputs[0].type.shape, c.attrs->axis);
   AxisSplit src = split_at(c.inputs[2].type.shape, c.attrs->axis);
-  Accumulate<T> a = load_accumulate<T>(c);
-  constexpr int64_t kBlock = 512;
-  int64_t blocks = (src.inner + kBlock - 1) / kBlock;
-  parallel_for(src.outer * blocks, byte_grain(src.size * kBlock), [&](int64_t b, int64_t e) {
-    for (int64_t u = b; u < e; ++u) {
-      int64_t o = u / blocks, i0 = (u % blocks) * kBlock, w = std::min(kBlock, src.inner - i0);
-      for (int64_t k = 0; k < src.size; ++k) {
-        T* dst = a.out.data() + (o * base.size + idx[k]) * base.inner + i0;
-        const T* s = a.src.data() + (o * src.size + k) * src.inner + i0;
-        for (int64_t i = 0; i < w; ++i) dst[i] += s[i];
-      }
+  if constexpr (std::is_same_v<T, float>) {
+    // All f32 (an embedding's gradient, [V, C]): accumulate in the output
+    // itself, the same additions in the same order, with no whole f32
+    // copies of the base and the output beside it.
+    if (c.inputs[0].type.dtype == DType::f32 && c.inputs[2].type.dtype == DType::f32 &&
+        c.output.type.dtype == DType::f32) {
+      auto* out = static_cast<float*>(c.output.data);
+      const auto* b = static_cast<const float*>(c.inputs[0].data);
+      const int64_t n = c.output.type.numel();
+      if (out != b)
+        parallel_for(n, kElementGrain, [&](int64_t lo, int64_t hi) {
+          std::memcpy(out + lo, b + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+        });
+      index_add_into(out, static_cast<const float*>(c.inputs[2].data), base, src, idx);
+      return;
     }
-  });
+  }
+  Accumulate<T> a = load_accumulate<T>(c);
+  index_add_into(a.out.data(), a.src.data(), base, src, idx);
   store_accumulate(a.out, c.output);
 }
 

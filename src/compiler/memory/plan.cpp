@@ -116,6 +116,7 @@ class Planner {
     if (in_place_allowed(s, v)) {
       for (int w : step.inputs) {
         if (plan_.placement[w] != Placement::arena || g_.type_of(w) != g_.type_of(v)) continue;
+        if (!step.fused && w != step.inputs[0]) continue;  // index_add: over its base only
         const Buffer& b = buffers_[buffer_of_[w]];
         if (b.last != s || b.taken_at == s) continue;  // still read later, or taken here
         if (b.sliced) continue;
@@ -134,10 +135,15 @@ class Planner {
     b.taken_at = s;
     buffer_of_[v] = joined;
   }
-  // Fused elementwise outputs only; the reduction's result is excluded.
+  // Fused elementwise outputs, the reduction's result excluded; and an
+  // index_add over its base (an embedding's gradient, [V, C], scattered
+  // into zeros): its kernels read the base before they write the output
+  // (backends/cpu/index.cpp, reference/index.cpp), and a base that dies
+  // here needs no second [V, C].
   bool in_place_allowed(int s, int v) const {
     const Step& step = p_.steps[s];
-    return step.fused && !(step.group.has_reduce && v == step.outputs.back());
+    if (!step.fused) return step.instr.op == ops::OpKind::k_index_add;
+    return !(step.group.has_reduce && v == step.outputs.back());
   }
 
   // Each graph output may take the buffer of one input of its type that is

@@ -16,7 +16,9 @@
 // through the last step that reads it. A kernel's output never aliases its
 // inputs, except in a fused elementwise step, whose output may take the
 // buffer of an input of the same type that dies there (each element is read
-// before it is written: backends::FusedCall) — the in-place reuses, listed.
+// before it is written: backends::FusedCall) — the in-place reuses, listed;
+// so may an index_add's output take its base's (the kernels read the base
+// before writing).
 // A reshape step whose input and output are both arena values is an alias:
 // the output shares the input's buffer and the step runs no kernel
 // (`alias_steps`); so is a contiguous slice (step 1, every axis before the
