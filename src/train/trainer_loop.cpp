@@ -474,7 +474,10 @@ TrainOutput Trainer::Impl::finalize(const TrainPlan& p, double start) {
   if (device.is_lazy()) lazy::mark_step();
   // The training loop's memory high-water mark, before the end's gathers and
   // the final save add theirs (lazy_metrics.json; bench/fsdp_step.sh reads it).
-  metrics::add_counter("TrainPeakRssBytes", peak_rss_bytes());
+  // After the queued steps ran; a maximum over train() calls, not a sum.
+  if (device.is_lazy()) lazy::wait();
+  const int64_t peak = peak_rss_bytes(), before = metrics::counter("TrainPeakRssBytes");
+  if (peak > before) metrics::add_counter("TrainPeakRssBytes", peak - before);
   if (fsdp) fsdp->materialize_params();  // every rank: rank 0 then saves them alone
   total_loss_scalar += ranks_mean(tr_loss);
   tr_loss = zero_scalar();

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,31 @@ TEST_P(LazyTrainer, TrainAndEvalCompileABoundedNumberOfGraphs) {
   nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j.at("counters").at("UncachedCompile").get<int64_t>(),
             metrics::counter("UncachedCompile"));
+}
+
+// TrainPeakRssBytes is the process's high-water mark (VmHWM) at the loop's
+// end: a second train() in the same process keeps the maximum (it was a sum).
+TEST_P(LazyTrainer, TrainPeakRssIsAMaximumNotASum) {
+  testing::TempDir d1, d2;
+  metrics::reset();
+  for (const testing::TempDir* d : {&d1, &d2}) {
+    auto model = testing::tiny_gpt2(8, 0.1);
+    TrainingArguments a = lazy_args(d->path(), "lazy", GetParam());
+    a.max_steps = 2;
+    a.eval_strategy = "no";
+    a.save_strategy = "no";
+    Trainer t(model, a, testing::token_dataset(32), testing::token_dataset(8), {});
+    testing::silence(t);
+    t.train();
+  }
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  int64_t hwm_kb = 0;
+  while (status >> key)
+    if (key == "VmHWM:") status >> hwm_kb;
+  const int64_t peak = metrics::counter("TrainPeakRssBytes");
+  EXPECT_GT(peak, 0);
+  EXPECT_LE(peak, hwm_kb * 1024) << "a sum of two runs' peaks exceeds the process's peak";
 }
 
 TEST_P(LazyTrainer, FollowsTheEagerDevice) {
