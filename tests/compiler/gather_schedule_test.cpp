@@ -73,6 +73,27 @@ TEST(GatherSchedule, LayersAreGatheredAgainForBackwardAndPrefetchedTwoAhead) {
   EXPECT_EQ(last_mul.operands[1], static_cast<int>(g.inputs.size()) + 6) << ir::to_text(g);
 }
 
+// w1's gathered value is also a graph output, read after its backward use:
+// the output joins the backward cluster and must read that cluster's copy,
+// also when an earlier family (w0) was cloned first. (The output read was
+// matched against a count that included w0's clone and left the output on
+// the forward copy, which then lived through the whole step.)
+TEST(GatherSchedule, AnOutputReadsTheCopyOfItsCluster) {
+  std::string text = kThreeLayers;
+  text.replace(text.find("return (%13)"), 12, "return (%13, %5)");
+  ir::Graph g = ir::parse(text);
+  EXPECT_TRUE(make_gather_schedule()->run(g));
+  ir::verify(g);
+  const int first = static_cast<int>(g.inputs.size());
+  std::vector<int> gathers_of_w1;
+  for (int i = 0; i < static_cast<int>(g.instrs.size()); ++i)
+    if (g.instrs[i].op == ops::OpKind::k_all_gather && g.instrs[i].operands[0] == 1)
+      gathers_of_w1.push_back(first + i);
+  ASSERT_EQ(gathers_of_w1.size(), 2u) << ir::to_text(g);
+  ASSERT_EQ(g.outputs.size(), 2u);
+  EXPECT_EQ(g.outputs[1], gathers_of_w1[1]) << ir::to_text(g);
+}
+
 TEST(GatherSchedule, ViewsAreClonedWithTheGatherAndPlacedAtTheirReaders) {
   // One layer's gathered segment is sliced and reshaped into its parameter;
   // a second layer lies between the two uses.

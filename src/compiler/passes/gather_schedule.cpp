@@ -160,7 +160,7 @@ class GatherSchedule final : public Pass {
       const std::vector<int> cluster = clusters_of(reads[id], spans, suffix_min);
       const int count = cluster.back() + 1;
       for (int c = 0; c < count; ++c)
-        instances.push_back(regather(g, fam, id, reads[id], cluster, c));
+        instances.push_back(regather(g, fam, id, reads[id], cluster, c, n));
     }
     std::sort(instances.begin(), instances.end(),
               [](const Instance& a, const Instance& b) { return a.first_read < b.first_read; });
@@ -172,10 +172,11 @@ class GatherSchedule final : public Pass {
  private:
   // Cluster c of family id as an instance: c == 0 keeps the originals; a later
   // cluster gets clones of the members its readers need (appended to g), and
-  // its readers are rewired to them.
+  // its readers are rewired to them. `n`: the instrs before any clone (a read
+  // at n is a graph output's: outside_reads).
   static Instance regather(ir::Graph& g, const Families& fam, int id,
                            const std::vector<std::pair<int, int>>& reads,
-                           const std::vector<int>& cluster, int c) {
+                           const std::vector<int>& cluster, int c, int n) {
     const int first = static_cast<int>(g.inputs.size()), n_reads = static_cast<int>(reads.size());
     Instance inst{std::numeric_limits<int>::max(), {}};
     std::vector<bool> needed(g.instrs.size(), false);
@@ -210,7 +211,6 @@ class GatherSchedule final : public Pass {
       if (v >= first && v - first < static_cast<int>(clone_of.size()) && clone_of[v - first] >= 0)
         v = clone_of[v - first];
     };
-    const int n = static_cast<int>(clone_of.size());
     for (int k = 0; k < n_reads; ++k) {
       if (cluster[k] != c) continue;
       if (reads[k].first < n) {
