@@ -42,12 +42,17 @@ int64_t parameter_count(const PretrainedModel& model) {
   return n;
 }
 
+int64_t trainable_count(const PretrainedModel& model) {
+  int64_t n = 0;
+  for (const Tensor& p : model.parameters())
+    if (p.requires_grad()) n += p.numel();
+  return n;
+}
+
 // Bytes per rank of the model's state in the chosen mode (train/fsdp_options.h).
 train::FsdpMemory memory_plan_of(const PreparedJob& job, const TrainingArguments& args,
                                  train::FsdpMode mode) {  // by value: adjusted below
-  int64_t trainable = 0;
-  for (const Tensor& p : job.model->parameters())
-    if (p.requires_grad()) trainable += p.numel();
+  const int64_t trainable = trainable_count(*job.model);
   const int64_t all = parameter_count(*job.model);
   // Off the lazy device, full_shard's gathers are copies kept whole.
   if (mode == train::FsdpMode::full_shard && args.device.rfind("lazy", 0) != 0)
@@ -117,9 +122,7 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
                                args.gradient_accumulation_steps));
   if (train::ddp_world_size() > 1 || !args.fsdp.empty()) print_memory_plan(job, args);
   if (job.model->saved_weights_file() != "model.safetensors") {
-    int64_t trainable = 0;
-    for (const Tensor& p : job.model->parameters())
-      if (p.requires_grad()) trainable += p.numel();
+    const int64_t trainable = trainable_count(*job.model);
     const int64_t all = parameter_count(*job.model);
     std::printf(
         "loom train: LoRA: trainable params: %lld || all params: %lld || trainable%%: %.4f\n",
