@@ -63,6 +63,39 @@ struct ExecutableWorkDrain {
   }
 };
 
+// A run that failed while a collective may still be in flight (a timed-out
+// wait: MPI cannot cancel a collective, and a started MPI_Iallgather /
+// MPI_Ireduce_scatter may still write its output or read its operand until
+// the job ends): its arena block and every buffer the run bound are kept
+// alive for good, and the shared arena gets a fresh block at the next run,
+// so no later run or tensor reuses bytes MPI may still write. The error
+// normally ends the job; a program that catches it only loses the memory.
+// The caller holds the backend's SharedArena::mu (not arenas_mutex()).
+void retire_run_buffers(const Backend& backend, BufferPtr arena, std::vector<BufferPtr> own) {
+  int64_t bytes = 0;
+  if (arena) {
+    bytes += static_cast<int64_t>(arena->nbytes());
+    SharedArena* shared = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(arenas_mutex());
+      shared = arenas()[&backend].get();
+    }
+    if (shared != nullptr && shared->block == arena) {
+      shared->block.reset();
+      shared->bytes = 0;
+    }
+  }
+  for (const BufferPtr& b : own)
+    if (b) bytes += static_cast<int64_t>(b->nbytes());
+  // Reachable from a static (LeakSanitizer does not report them), never freed.
+  static auto* retired = new std::vector<BufferPtr>;
+  std::lock_guard<std::mutex> lock(arenas_mutex());
+  if (arena) retired->push_back(std::move(arena));
+  for (BufferPtr& b : own)
+    if (b) retired->push_back(std::move(b));
+  metrics::add_counter("RetiredAfterFailedCollectiveBytes", bytes);
+}
+
 SharedArena& arena_of(const Backend& backend) {
   std::lock_guard<std::mutex> lock(arenas_mutex());
   std::unique_ptr<SharedArena>& a = arenas()[&backend];
@@ -241,10 +274,14 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
   work_.clear();
   work_.resize(program_->steps.size());
   in_flight_.clear();
-  {
+  try {
     ExecutableWorkDrain drain{backend_, work_};
     launch_steps();
     backend_.stream().synchronize();
+  } catch (...) {
+    if (std::find(collective_.begin(), collective_.end(), true) != collective_.end())
+      retire_run_buffers(backend_, std::move(arena), std::move(own));
+    throw;
   }
   std::vector<BufferPtr> outputs;
   outputs.reserve(g.outputs.size());

@@ -69,7 +69,11 @@ class Executable {
   /// but `inputs` holds that buffer (the run-time veto); else it gets a
   /// fresh buffer. Launches go to the backend's stream and are waited for
   /// before returning. Throws what the kernels throw (loom::Error for bad
-  /// index values, unsupported ops or dtypes).
+  /// index values, unsupported ops or dtypes) and what a collective's wait
+  /// throws (loom::Error: "[dist] ... timed out"). A failed run of a program
+  /// with collectives keeps its arena block and its bound buffers alive for
+  /// good (counter RetiredAfterFailedCollectiveBytes): a started MPI
+  /// collective cannot be cancelled and may still write them.
   virtual std::vector<BufferPtr> run(std::vector<BufferPtr> inputs,
                                      const std::vector<bool>& donatable);
 

@@ -23,6 +23,8 @@
 #include "distributed/group_testing.h"
 #include "ir/graph.h"
 #include "loom/dist.h"
+#include "loom/error.h"
+#include "loom/metrics.h"
 
 namespace loom {
 namespace {
@@ -282,6 +284,70 @@ TEST(ExecutableCollective, AWaitBeforeABatchMemberMovesToTheBatchHead) {
   std::vector<float> r(64);
   backend.copy_to_host(*out[1], r.data(), 256);
   for (int i = 0; i < 64; ++i) EXPECT_FLOAT_EQ(r[i], 2 * b[i] * b[i] + b[i]) << i;
+}
+
+// A timed-out collective (MPI cannot cancel it; it may write its buffer
+// until the job ends): the failed run's arena must not serve the next run.
+// The fake's first run times out and keeps the pointer it was given; its
+// next start writes garbage there, as a late MPI write would, before the
+// next reduction. A reused arena gives that run wrong values.
+float* g_stale = nullptr;
+class TimedOutWork final : public dist::Work {
+ public:
+  void wait() override { fail("[dist] all_reduce timed out after 1 s (fake)"); }
+  bool is_completed() override { return false; }
+};
+class TimeOutOnceGroup final : public dist::ProcessGroup {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 2; }
+  std::string_view backend_name() const override { return "fake"; }
+  [[noreturn]] void abort(int code) override { std::_Exit(code); }
+  std::unique_ptr<ProcessGroup> duplicate() override {
+    return std::make_unique<TimeOutOnceGroup>();
+  }
+
+ protected:
+  std::unique_ptr<dist::Work> start_all_reduce(void* data, size_t count, dist::DataType,
+                                               dist::ReduceOp) override {
+    if (g_stale == nullptr) {
+      g_stale = static_cast<float*>(data);
+      return std::make_unique<TimedOutWork>();
+    }
+    for (int i = 0; i < 16; ++i) g_stale[i] = 1e6f;  // the late write of the failed run
+    return std::make_unique<OverlapFakeWork>(static_cast<float*>(data), count);
+  }
+  void do_broadcast(void*, size_t, int) override {}
+  std::vector<uint8_t> do_all_gather(const std::vector<uint8_t>& b) override { return b; }
+  void do_barrier() override {}
+};
+
+TEST(ExecutableCollective, AFailedWaitRetiresTheRunsBuffers) {
+  const backends::Backend& backend = recording_backend();
+  g_stale = nullptr;
+  auto previous =
+      dist::replace_graph_process_group_for_testing(std::make_unique<TimeOutOnceGroup>());
+  auto program =
+      std::make_shared<compiler::Program>(compiler::lower(ir::parse(kOverlapGraph), false));
+  auto exe = backend.compile(program);
+  ASSERT_EQ(exe->plan().placement[3], compiler::memory::Placement::arena)
+      << "the scenario needs the reduction in the shared arena";
+  std::vector<float> a(16), b(16);
+  for (int i = 0; i < 16; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  for (int i = 0; i < 16; ++i) b[i] = 0.125f * static_cast<float>(i % 7);
+  BufferPtr x = backend.allocate(64), y = backend.allocate(64);
+  backend.copy_to_device(a.data(), *x, 64);
+  backend.copy_to_device(b.data(), *y, 64);
+  const int64_t retired = metrics::counter("RetiredAfterFailedCollectiveBytes");
+  EXPECT_THROW(exe->run({x, y}, {false, false}), Error);
+  EXPECT_GE(metrics::counter("RetiredAfterFailedCollectiveBytes") - retired,
+            static_cast<int64_t>(exe->plan().arena_bytes));
+  std::vector<BufferPtr> out = exe->run({x, y}, {false, false});
+  dist::replace_graph_process_group_for_testing(std::move(previous));
+  std::vector<float> result(16);
+  backend.copy_to_host(*out[0], result.data(), 64);
+  const std::vector<float> expect = expected_overlap_result();
+  for (int i = 0; i < 16; ++i) EXPECT_NEAR(result[i], expect[i], 1e-5) << i;
 }
 
 }  // namespace
