@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 namespace loom {
@@ -92,6 +93,22 @@ std::optional<uint64_t> cgroup_memory_room(const std::string& cgroup_dir) {
   return *max > current ? *max - current : 0;
 }
 
+std::optional<uint64_t> least_cgroup_room(
+    const std::string& mount, const std::string& path,
+    const std::function<std::optional<uint64_t>(const std::string&)>& room) {
+  std::optional<uint64_t> least = room(mount);
+  // Each ancestor of `path` below the mount, then `path` itself: a parent's
+  // limit binds its children (bench/fsdp_memory_limit.sh's rank in a child
+  // of a limited slice).
+  for (size_t end = path.find('/', 1); !path.empty() && path != "/";
+       end = path.find('/', end + 1)) {
+    std::optional<uint64_t> r = room(mount + path.substr(0, end));
+    if (r && (!least || *r < *least)) least = r;
+    if (end == std::string::npos) break;
+  }
+  return least;
+}
+
 std::optional<AvailableMemory> available_memory() {
   std::optional<AvailableMemory> out;
   if (auto m = meminfo_available()) {
@@ -105,15 +122,13 @@ std::optional<AvailableMemory> available_memory() {
   std::stringstream text;
   text << self.rdbuf();
   const CgroupPaths own = parse_proc_cgroup(text.str());
-  lower_to(out, cgroup_memory_room("/sys/fs/cgroup"), "cgroup memory.max");
-  if (!own.v2.empty() && own.v2 != "/")
-    lower_to(out, cgroup_memory_room("/sys/fs/cgroup" + own.v2), "cgroup memory.max");
-  // v1 in a container without a cgroup namespace: its own cgroup is the
-  // mounted root, while /proc/self/cgroup names the host's path.
-  lower_to(out, cgroup_v1_memory_room("/sys/fs/cgroup/memory"), "cgroup memory.limit_in_bytes");
-  if (!own.v1_memory.empty() && own.v1_memory != "/")
-    lower_to(out, cgroup_v1_memory_room("/sys/fs/cgroup/memory" + own.v1_memory),
-             "cgroup memory.limit_in_bytes");
+  // The mount root first: in a container without a cgroup namespace (v1)
+  // its own cgroup is the mounted root, while /proc/self/cgroup names the
+  // host's path, which may not exist here.
+  lower_to(out, least_cgroup_room("/sys/fs/cgroup", own.v2, cgroup_memory_room),
+           "cgroup memory.max");
+  lower_to(out, least_cgroup_room("/sys/fs/cgroup/memory", own.v1_memory, cgroup_v1_memory_room),
+           "cgroup memory.limit_in_bytes");
   return out;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -47,6 +48,14 @@ struct CgroupPaths {
   std::string v2, v1_memory;
 };
 CgroupPaths parse_proc_cgroup(const std::string& text);
+
+/// The least room `room(dir)` gives over `mount`, each ancestor of `path`
+/// below it and `path` itself (a cgroup path as /proc/self/cgroup names it,
+/// "/a/b": mount, mount/a, mount/a/b): a parent cgroup's limit binds its
+/// children. nullopt when none has a limit. Never throws if `room` does not.
+std::optional<uint64_t> least_cgroup_room(
+    const std::string& mount, const std::string& path,
+    const std::function<std::optional<uint64_t>(const std::string&)>& room);
 
 /// "1.5 GB", "640 MB", "12 kB" (decimal units, 2-3 significant digits).
 std::string format_bytes(double bytes);

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/temp_dir.h"
 #include "core/memory_info.h"
@@ -76,6 +78,30 @@ TEST(MemoryInfo, ProcSelfCgroupNamesTheV2AndTheV1MemoryPaths) {
   EXPECT_EQ(q.v2, "/");
   EXPECT_EQ(q.v1_memory, "");
   EXPECT_EQ(parse_proc_cgroup("5:cpuset,memory:/a/b\ngarbage\n").v1_memory, "/a/b");
+}
+
+// A parent cgroup's limit binds its children: the least room over the
+// mount, every ancestor and the process's own cgroup.
+TEST(MemoryInfo, ThePathsAncestorsLimitsCount) {
+  std::vector<std::string> asked;
+  auto room = [&](const std::string& dir) -> std::optional<uint64_t> {
+    asked.push_back(dir);
+    if (dir == "/m/a") return 1000;
+    if (dir == "/m/a/b/c") return 5000;
+    return std::nullopt;
+  };
+  EXPECT_EQ(least_cgroup_room("/m", "/a/b/c", room), 1000u);
+  EXPECT_EQ(asked, (std::vector<std::string>{"/m", "/m/a", "/m/a/b", "/m/a/b/c"}));
+  asked.clear();
+  EXPECT_EQ(least_cgroup_room("/m", "/a/b/c/", room), 1000u);  // a trailing slash
+  asked.clear();
+  EXPECT_FALSE(least_cgroup_room("/m", "/", room).has_value());
+  EXPECT_EQ(asked, std::vector<std::string>{"/m"});
+  EXPECT_FALSE(least_cgroup_room("/m", "", room).has_value());
+  auto own_only = [](const std::string& dir) -> std::optional<uint64_t> {
+    return dir == "/m/x" ? std::optional<uint64_t>(7) : std::nullopt;
+  };
+  EXPECT_EQ(least_cgroup_room("/m", "/x", own_only), 7u);
 }
 
 TEST(MemoryInfo, FormatBytesUsesDecimalUnits) {
