@@ -56,12 +56,22 @@ class OverlapFakeWork final : public dist::Work {
   bool done_ = false;
 };
 
-class OverlapFakeGroup final : public dist::ProcessGroup {
+// The fake groups' common part: rank 0 of 2; broadcast and barrier do nothing.
+class FakeGroupBase : public dist::ProcessGroup {
  public:
   int rank() const override { return 0; }
   int world_size() const override { return 2; }
   std::string_view backend_name() const override { return "fake"; }
   [[noreturn]] void abort(int code) override { std::_Exit(code); }
+
+ protected:
+  void do_broadcast(void*, size_t, int) override {}
+  std::vector<uint8_t> do_all_gather(const std::vector<uint8_t>& b) override { return b; }
+  void do_barrier() override {}
+};
+
+class OverlapFakeGroup final : public FakeGroupBase {
+ public:
   std::unique_ptr<ProcessGroup> duplicate() override {
     return std::make_unique<OverlapFakeGroup>();
   }
@@ -72,9 +82,6 @@ class OverlapFakeGroup final : public dist::ProcessGroup {
     overlap_log().push_back("start");
     return std::make_unique<OverlapFakeWork>(static_cast<float*>(data), count);
   }
-  void do_broadcast(void*, size_t, int) override {}
-  std::vector<uint8_t> do_all_gather(const std::vector<uint8_t>& b) override { return b; }
-  void do_barrier() override {}
 };
 
 // The cpu backend's kernels, each logged by op name as it runs.
@@ -110,6 +117,17 @@ const backends::Backend& recording_backend() {
   return backend;
 }
 
+// kOverlapGraph's two inputs on `backend`.
+std::vector<BufferPtr> overlap_inputs(const backends::Backend& backend) {
+  std::vector<float> a(16), b(16);
+  for (int i = 0; i < 16; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
+  for (int i = 0; i < 16; ++i) b[i] = 0.125f * static_cast<float>(i % 7);
+  BufferPtr x = backend.allocate(64), y = backend.allocate(64);
+  backend.copy_to_device(a.data(), *x, 64);
+  backend.copy_to_device(b.data(), *y, 64);
+  return {x, y};
+}
+
 // Runs kOverlapGraph on `backend` with the fake group; returns the output,
 // fills the log.
 std::vector<float> run_overlap_graph(const backends::Backend& backend) {
@@ -119,13 +137,8 @@ std::vector<float> run_overlap_graph(const backends::Backend& backend) {
   auto program =
       std::make_shared<compiler::Program>(compiler::lower(ir::parse(kOverlapGraph), false));
   auto exe = backend.compile(program);
-  std::vector<float> a(16), b(16);
-  for (int i = 0; i < 16; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
-  for (int i = 0; i < 16; ++i) b[i] = 0.125f * static_cast<float>(i % 7);
-  BufferPtr x = backend.allocate(64), y = backend.allocate(64);
-  backend.copy_to_device(a.data(), *x, 64);
-  backend.copy_to_device(b.data(), *y, 64);
-  std::vector<BufferPtr> out = exe->run({x, y}, {false, false});
+  const std::vector<BufferPtr> in = overlap_inputs(backend);
+  std::vector<BufferPtr> out = exe->run(in, {false, false});
   dist::replace_graph_process_group_for_testing(std::move(previous));
   std::vector<float> result(16);
   backend.copy_to_host(*out[0], result.data(), 64);
@@ -297,12 +310,8 @@ class TimedOutWork final : public dist::Work {
   void wait() override { fail("[dist] all_reduce timed out after 1 s (fake)"); }
   bool is_completed() override { return false; }
 };
-class TimeOutOnceGroup final : public dist::ProcessGroup {
+class TimeOutOnceGroup final : public FakeGroupBase {
  public:
-  int rank() const override { return 0; }
-  int world_size() const override { return 2; }
-  std::string_view backend_name() const override { return "fake"; }
-  [[noreturn]] void abort(int code) override { std::_Exit(code); }
   std::unique_ptr<ProcessGroup> duplicate() override {
     return std::make_unique<TimeOutOnceGroup>();
   }
@@ -317,9 +326,6 @@ class TimeOutOnceGroup final : public dist::ProcessGroup {
     for (int i = 0; i < 16; ++i) g_stale[i] = 1e6f;  // the late write of the failed run
     return std::make_unique<OverlapFakeWork>(static_cast<float*>(data), count);
   }
-  void do_broadcast(void*, size_t, int) override {}
-  std::vector<uint8_t> do_all_gather(const std::vector<uint8_t>& b) override { return b; }
-  void do_barrier() override {}
 };
 
 TEST(ExecutableCollective, AFailedWaitRetiresTheRunsBuffers) {
@@ -332,17 +338,12 @@ TEST(ExecutableCollective, AFailedWaitRetiresTheRunsBuffers) {
   auto exe = backend.compile(program);
   ASSERT_EQ(exe->plan().placement[3], compiler::memory::Placement::arena)
       << "the scenario needs the reduction in the shared arena";
-  std::vector<float> a(16), b(16);
-  for (int i = 0; i < 16; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
-  for (int i = 0; i < 16; ++i) b[i] = 0.125f * static_cast<float>(i % 7);
-  BufferPtr x = backend.allocate(64), y = backend.allocate(64);
-  backend.copy_to_device(a.data(), *x, 64);
-  backend.copy_to_device(b.data(), *y, 64);
+  const std::vector<BufferPtr> in = overlap_inputs(backend);
   const int64_t retired = metrics::counter("RetiredAfterFailedCollectiveBytes");
-  EXPECT_THROW(exe->run({x, y}, {false, false}), Error);
+  EXPECT_THROW(exe->run(in, {false, false}), Error);
   EXPECT_GE(metrics::counter("RetiredAfterFailedCollectiveBytes") - retired,
             static_cast<int64_t>(exe->plan().arena_bytes));
-  std::vector<BufferPtr> out = exe->run({x, y}, {false, false});
+  std::vector<BufferPtr> out = exe->run(in, {false, false});
   dist::replace_graph_process_group_for_testing(std::move(previous));
   std::vector<float> result(16);
   backend.copy_to_host(*out[0], result.data(), 64);
