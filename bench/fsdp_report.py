@@ -6,10 +6,12 @@
 OUT holds the run (OUT/run/lazy_metrics.json: TrainPeakRssBytes, rank 0's
 high-water mark at the end of the training loop, before the final gathers and
 save), its log (OUT/log: the "N.NM parameters" line) and one GNU time file per
-rank (OUT/rss.R, KiB: the whole run, the final save included). T1 and
-TN are the train_runtime of 1 and of 1 + STEPS steps; the step time is the
-median of rank 0's TrainStepTime, else (TN - T1) / STEPS. The collective bytes are rank 0's counters over the 1 + STEPS
-steps of the second run, per step, against the theory for N parameters: DDP
+rank (OUT/rss.R, KiB: the whole run, the final save included). TN is the
+train_runtime of the 1 + STEPS steps; T1 (bench/fsdp_step.sh passes 0) that
+of a 1-step run; the step time is the median of rank 0's TrainStepTime,
+else (TN - T1) / STEPS. The collective bytes are rank 0's counters over the
+run divided by 1 + STEPS (so they include the start-up's parameter fill and,
+for full_shard, the final gathers), against the theory for N parameters: DDP
 all_reduce 4N, ZeRO-2 reduce_scatter 4N + all_gather 4N, ZeRO-3 as ZeRO-2 plus
 about 4N regathered for backward.
 """
