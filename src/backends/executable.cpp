@@ -70,29 +70,23 @@ struct ExecutableWorkDrain {
 // alive for good, and the shared arena gets a fresh block at the next run,
 // so no later run or tensor reuses bytes MPI may still write. The error
 // normally ends the job; a program that catches it only loses the memory.
-// The caller holds the backend's SharedArena::mu (not arenas_mutex()).
-void retire_run_buffers(const Backend& backend, BufferPtr arena, std::vector<BufferPtr> own) {
-  int64_t bytes = 0;
-  if (arena) {
-    bytes += static_cast<int64_t>(arena->nbytes());
-    SharedArena* shared = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(arenas_mutex());
-      shared = arenas()[&backend].get();
-    }
-    if (shared != nullptr && shared->block == arena) {
-      shared->block.reset();
-      shared->bytes = 0;
-    }
+// `shared` is the arena `arena` came from (nullptr without one); the caller
+// holds its mu.
+void retire_run_buffers(SharedArena* shared, BufferPtr arena, std::vector<BufferPtr> own) {
+  if (shared != nullptr && shared->block == arena) {
+    shared->block.reset();
+    shared->bytes = 0;
   }
-  for (const BufferPtr& b : own)
-    if (b) bytes += static_cast<int64_t>(b->nbytes());
+  if (arena) own.push_back(std::move(arena));
   // Reachable from a static (LeakSanitizer does not report them), never freed.
   static auto* retired = new std::vector<BufferPtr>;
+  int64_t bytes = 0;
   std::lock_guard<std::mutex> lock(arenas_mutex());
-  if (arena) retired->push_back(std::move(arena));
-  for (BufferPtr& b : own)
-    if (b) retired->push_back(std::move(b));
+  for (BufferPtr& b : own) {
+    if (!b) continue;
+    bytes += static_cast<int64_t>(b->nbytes());
+    retired->push_back(std::move(b));
+  }
   metrics::add_counter("RetiredAfterFailedCollectiveBytes", bytes);
 }
 
@@ -249,8 +243,10 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
   const ir::Graph& g = program_->graph;
   std::unique_lock<std::mutex> arena_lock;
   BufferPtr arena;  // held for the run, even if a larger plan replaces the block later
+  SharedArena* shared_arena = nullptr;
   if (needs_arena_) {
-    SharedArena& shared = arena_of(backend_);
+    shared_arena = &arena_of(backend_);
+    SharedArena& shared = *shared_arena;
     arena_lock = std::unique_lock<std::mutex>(shared.mu);
     if (!shared.block || shared.bytes < plan_.arena_bytes) {
       shared.block.reset();  // freed before the larger block is allocated
@@ -280,7 +276,7 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
     backend_.stream().synchronize();
   } catch (...) {
     if (std::find(collective_.begin(), collective_.end(), true) != collective_.end())
-      retire_run_buffers(backend_, std::move(arena), std::move(own));
+      retire_run_buffers(shared_arena, std::move(arena), std::move(own));
     throw;
   }
   std::vector<BufferPtr> outputs;

@@ -98,8 +98,8 @@ std::optional<uint64_t> least_cgroup_room(
     const std::function<std::optional<uint64_t>(const std::string&)>& room) {
   std::optional<uint64_t> least = room(mount);
   // Each ancestor of `path` below the mount, then `path` itself: a parent's
-  // limit binds its children (bench/fsdp_memory_limit.sh's rank in a child
-  // of a limited slice).
+  // limit binds its children (a job's cgroup under a limited slice or a
+  // container's limit).
   for (size_t end = path.find('/', 1); !path.empty() && path != "/";
        end = path.find('/', end + 1)) {
     std::optional<uint64_t> r = room(mount + path.substr(0, end));
