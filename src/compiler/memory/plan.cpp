@@ -17,6 +17,7 @@ class Planner {
   MemoryPlan run() {
     init_values();
     live_ranges();
+    view_reads();
     merge_in_place();
     plan_donations();
     place();
@@ -62,6 +63,42 @@ class Planner {
     }
   }
 
+  // Which steps will be views (alias_view), and per value the byte ranges
+  // that kernels read after it is written: its own bytes through the last
+  // non-view step reading it (a collective's until its wait), and those of
+  // every view taken of it, at their offsets. A view step reads no bytes.
+  void view_reads() {
+    const int n = static_cast<int>(p_.steps.size());
+    view_step_.assign(n, false);
+    view_start_.assign(n, 0);
+    std::vector<int> kernel_last(g_.num_values(), -1);
+    for (int s = 0; s < n; ++s) {
+      const Step& step = p_.steps[s];
+      view_step_[s] = is_view_step(step, &view_start_[s]);
+      if (view_step_[s]) continue;
+      int end = s;
+      if (collective_reads_operand_until_wait(step))
+        end = std::max(s, collective_wait_step(p_, s, !is_output_[step.outputs[0]]));
+      for (int v : step.inputs) kernel_last[v] = std::max(kernel_last[v], end);
+    }
+    reads_.assign(g_.num_values(), {});
+    for (int v = 0; v < g_.num_values(); ++v)
+      if (kernel_last[v] >= 0) reads_[v].push_back({0, g_.type_of(v).nbytes(), kernel_last[v]});
+    for (int s = n - 1; s >= 0; --s) {  // a view's reads are its input's, shifted
+      if (!view_step_[s]) continue;
+      int w = p_.steps[s].inputs[0], v = p_.steps[s].outputs[0];
+      for (ByteRead r : reads_[v])
+        reads_[w].push_back({r.lo + view_start_[s], r.hi + view_start_[s], r.last});
+    }
+  }
+  bool is_view_step(const Step& step, size_t* offset) const {
+    if (step.fused || step.inputs.size() != 1) return false;
+    bool reshape = step.instr.op == ops::OpKind::k_reshape;
+    if (!reshape && !view_bytes(step, offset)) return false;
+    return plan_.placement[step.inputs[0]] == Placement::arena &&
+           plan_.placement[step.outputs[0]] == Placement::arena;
+  }
+
   // Arena values become buffers; a fused step's output may join the buffer
   // of an arena input of the same type whose buffer ends at this step.
   void merge_in_place() {
@@ -79,18 +116,14 @@ class Planner {
   // either value is live.
   bool alias_view(int s) {
     const Step& step = p_.steps[s];
-    if (step.fused || step.inputs.size() != 1) return false;
-    bool reshape = step.instr.op == ops::OpKind::k_reshape;
-    size_t offset = 0;
-    if (!reshape && !view_bytes(step, &offset)) return false;
+    if (!view_step_[s]) return false;
     int w = step.inputs[0], v = step.outputs[0];
-    if (plan_.placement[w] != Placement::arena || plan_.placement[v] != Placement::arena ||
-        buffer_of_[w] < 0)
-      return false;
-    Buffer& b = buffers_[buffer_of_[w]];
+    bool reshape = step.instr.op == ops::OpKind::k_reshape;
+    Buffer& b = buffers_[buffer_of_[w]];  // w is an arena value written earlier
     b.last = std::max(b.last, plan_.last[v]);
     buffer_of_[v] = buffer_of_[w];
-    view_offset_[v] = view_offset_[w] + offset;
+    b.members.push_back(v);
+    view_offset_[v] = view_offset_[w] + view_start_[s];
     b.sliced = b.sliced || !reshape;
     plan_.alias_steps.push_back(s);
     return true;
@@ -118,8 +151,8 @@ class Planner {
         if (plan_.placement[w] != Placement::arena || g_.type_of(w) != g_.type_of(v)) continue;
         if (!step.fused && w != step.inputs[0]) continue;  // index_add: over its base only
         const Buffer& b = buffers_[buffer_of_[w]];
-        if (b.last != s || b.taken_at == s) continue;  // still read later, or taken here
-        if (b.sliced) continue;
+        if (b.taken_at == s) continue;  // another output of this step took it
+        if (b.sliced ? !view_free_after(step, s, w) : b.last != s) continue;  // read later
         joined = buffer_of_[w];
         view_offset_[v] = view_offset_[w];  // w may be a view into its buffer
         plan_.in_place.push_back({s, v, w});
@@ -133,7 +166,29 @@ class Planner {
     Buffer& b = buffers_[joined];
     b.last = std::max(b.last, plan_.last[v]);
     b.taken_at = s;
+    b.members.push_back(v);
     buffer_of_[v] = joined;
+  }
+  // A buffer holding slice views may be written in place through view `w`
+  // at step `s` when `w` dies here, no other input of the step lies in the
+  // buffer (a second view could overlap the bytes written: rows [8, 24)
+  // written while rows [0, 16) are read), and no kernel reads `w`'s bytes
+  // after `s` through any value in the buffer or any view still to be taken
+  // of one (reads_). So the fused LM head's dW rows take the tied
+  // embedding's index_add while its dH and loss rows are read later: no
+  // second [V, C].
+  bool view_free_after(const Step& step, int s, int w) const {
+    if (plan_.last[w] != s) return false;
+    const Buffer& b = buffers_[buffer_of_[w]];
+    for (int u : step.inputs)
+      if (u != w && buffer_of_[u] == buffer_of_[w]) return false;
+    size_t lo = view_offset_[w], hi = lo + g_.type_of(w).nbytes();
+    for (int u : b.members) {
+      if (u == w) continue;
+      for (const ByteRead& r : reads_[u])
+        if (r.last > s && view_offset_[u] + r.lo < hi && lo < view_offset_[u] + r.hi) return false;
+    }
+    return true;
   }
   // Fused elementwise outputs, the reduction's result excluded; and an
   // index_add over its base (an embedding's gradient, [V, C], scattered
@@ -194,12 +249,20 @@ class Planner {
   struct Buffer {
     int first, last;
     size_t nbytes;
-    int taken_at;         // the last step that wrote a value into it
-    bool sliced = false;  // holds slice views: never written in place (they may overlap)
+    int taken_at;              // the last step that wrote a value into it
+    bool sliced = false;       // holds slice views: written in place only by view_free_after
+    std::vector<int> members;  // the values placed in it (views at their view_offset_)
+  };
+  struct ByteRead {
+    size_t lo, hi;  // bytes [lo, hi) from the value's first byte
+    int last;       // the last step whose kernel reads them
   };
   const Program& p_;
   const ir::Graph& g_;
   MemoryPlan plan_;
+  std::vector<bool> view_step_;     // per step: a reshape / contiguous slice run as a view
+  std::vector<size_t> view_start_;  // per step: a view's first byte in its input
+  std::vector<std::vector<ByteRead>> reads_;  // per value: see view_reads()
   std::vector<bool> is_output_;
   std::vector<int> buffer_of_;
   std::vector<size_t> view_offset_;  // per value: bytes into its buffer (slice views)

@@ -23,8 +23,9 @@
 // the output shares the input's buffer and the step runs no kernel
 // (`alias_steps`); so is a contiguous slice (step 1, every axis before the
 // sliced one of size 1, a 64-byte-aligned start), whose offset is its
-// input's plus the start's bytes. A buffer holding slice views is never
-// written in place.
+// input's plus the start's bytes. A buffer holding slice views is written
+// in place only through a view that dies at the step, is the step's one
+// input in that buffer, and whose bytes no value read later overlaps.
 // The run time may veto a donation (the input is still referenced
 // elsewhere) and then allocates; it never donates what the plan did not.
 #pragma once
