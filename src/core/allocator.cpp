@@ -8,6 +8,8 @@
 #include <new>
 #include <string>
 
+#include "core/malloc_policy.h"
+
 namespace loom {
 namespace {
 
@@ -65,7 +67,10 @@ HostAllocator& host() {
 
 Allocator& host_allocator() { return host(); }
 
-void release_host_cache() { host().release_cached(); }
+void release_host_cache() {
+  host().release_cached();
+  trim_freed_memory();  // the small blocks' heap: malloc_policy.h
+}
 
 void* MappedAllocator::allocate(size_t nbytes) {
   void* p = ::mmap(nullptr, page_rounded(nbytes), PROT_READ | PROT_WRITE,

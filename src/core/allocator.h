@@ -36,7 +36,8 @@ inline constexpr size_t kLargeBlockBytes = size_t{4} << 20;
 /// MappedAllocator behind a CachingAllocator of LOOM_LARGE_BLOCK_CACHE_MB.
 Allocator& host_allocator();
 
-/// Unmaps the freed large blocks host_allocator() keeps for reuse.
+/// Unmaps the freed large blocks host_allocator() keeps for reuse and gives
+/// the small blocks' free heap pages back (trim_freed_memory).
 void release_host_cache();
 
 /// One anonymous private mapping per block (mmap / munmap; sizes rounded up

@@ -27,4 +27,10 @@ void retain_freed_memory() {
   (void)applied;
 }
 
+void trim_freed_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace loom

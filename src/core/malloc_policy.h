@@ -17,4 +17,12 @@ namespace loom {
 /// Applies the policy once (later calls do nothing).
 void retain_freed_memory();
 
+/// Gives the heap's free pages back to the system (glibc's malloc_trim(0):
+/// free chunks anywhere in the heap are released, not only at its top).
+/// For the moments after start-up, whose transients (the model built whole,
+/// its host copies) the policy above would otherwise keep resident for the
+/// whole run. The steps after it fault their small temporaries in again
+/// once. No-op without glibc.
+void trim_freed_memory();
+
 }  // namespace loom

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/allocator.h"
 #include "core/buffer.h"
@@ -91,6 +93,30 @@ TEST(HostAllocator, FreedLargeBlocksBeyondTheCacheLeaveTheProcess) {
   void* again = host_allocator().allocate(kBlock);  // the cached block, still resident
   EXPECT_LE(resident_bytes(), after + (size_t{8} << 20));
   host_allocator().deallocate(again, kBlock);
+}
+
+TEST(HostAllocator, ReleasingTheCacheGivesTheSmallBlocksFreedHeapBack) {
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+  GTEST_SKIP() << "glibc's heap only (core/malloc_policy.cpp)";
+#endif
+  // Under the lazy device's policy glibc keeps freed heap pages resident
+  // (the steps reuse them); release_host_cache trims them, so the start-up's
+  // transients do not stay in the process for the whole run.
+  retain_freed_memory();
+  release_host_cache();  // no cached large block left to be unmapped below
+  constexpr size_t kSmall = size_t{64} << 10, kCount = 1024;  // 64 MiB in all
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < kCount; ++i) {
+    blocks.push_back(std::malloc(kSmall));
+    std::memset(blocks.back(), 1, kSmall);
+  }
+  void* guard = std::malloc(64);  // above them: no trim from the heap's top alone
+  for (void* p : blocks) std::free(p);
+  const size_t kept = resident_bytes();
+  release_host_cache();
+  const size_t trimmed = resident_bytes();
+  std::free(guard);
+  EXPECT_LE(trimmed + (size_t{48} << 20), kept) << "kept " << kept << ", trimmed " << trimmed;
 }
 
 TEST(MappedAllocator, BlocksArePageAlignedZeroedAndWritable) {
