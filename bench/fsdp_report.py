@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One line of bench/fsdp_step.sh's report for a finished 2-rank `loom train`.
 
-  fsdp_report.py MODEL MODE OUT STEPS T1 TN LOAD
+  fsdp_report.py MODEL MODE OUT STEPS T1 TN LOAD [ROUND TSV]
 
 OUT holds the run (OUT/run/lazy_metrics.json: TrainPeakRssBytes, rank 0's
 high-water mark at the end of the training loop, before the final gathers and
@@ -13,7 +13,9 @@ else (TN - T1) / STEPS. The collective bytes are rank 0's counters over the
 run divided by 1 + STEPS (so they include the start-up's parameter fill and,
 for full_shard, the final gathers), against the theory for N parameters: DDP
 all_reduce 4N, ZeRO-2 reduce_scatter 4N + all_gather 4N, ZeRO-3 as ZeRO-2 plus
-about 4N regathered for backward.
+about 4N regathered for backward. With ROUND and TSV, the line is also
+appended to TSV for bench/fsdp_summary.py (model, round, "loom", mode,
+training peak MiB, step ms, tokens/s).
 """
 import glob
 import json
@@ -22,7 +24,8 @@ import sys
 
 
 def main():
-    model, mode, out, steps, t1, tn, load = sys.argv[1:]
+    model, mode, out, steps, t1, tn, load = sys.argv[1:8]
+    round_, tsv = (sys.argv[8:10] + [None, None])[:2]
     steps = int(steps)
     counters = json.load(open(f"{out}/run/lazy_metrics.json"))["counters"]
     rss = [int(open(p).read().split()[-1]) / 1024 for p in sorted(glob.glob(f"{out}/rss.*"))]
@@ -41,6 +44,10 @@ def main():
           f"{' / '.join(f'{r:.0f}' for r in rss)} MiB  step {step_ms:7.0f} ms  "
           f"{2 * 128 / (step_ms / 1000):6.0f} tokens/s  collective bytes/step "
           f"{moved / 2**20:7.1f} MiB (theory {theory / 2**20:7.1f})  load {load}", flush=True)
+    if tsv:
+        with open(tsv, "a") as f:
+            f.write(f"{model}\t{round_}\tloom\t{mode}\t{train_peak:.0f}\t{step_ms:.1f}\t"
+                    f"{2 * 128 / (step_ms / 1000):.1f}\n")
     return 0
 
 

@@ -13,14 +13,20 @@
 # plus about 4N regathered for backward; N = parameters). The load average is
 # printed beside every line. LOOM_GATHER_SCHEDULE=0 runs full_shard with the
 # whole-step gathers (no per-layer regather).
+# The runs alternate: each of ROUNDS rounds runs every configuration once
+# (loom ddp, shard_grad_op, full_shard, then torch DDP and FSDP2), and the
+# summary (bench/fsdp_summary.py) prints each configuration's medians and the
+# median over rounds of the per-round ratios the goals name: full_shard's
+# training peak and step time over DDP's, its tokens/s over torch FSDP2's.
 #
-# Usage: bench/fsdp_step.sh [BUILD_DIR=build] [STEPS=6] [MODELS="gpt2 llama"]
+# Usage: bench/fsdp_step.sh [BUILD_DIR=build] [STEPS=6] [MODELS="gpt2 llama"] [ROUNDS=3]
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 LOOM="$ROOT/${1:-build}/loom"
 STEPS=${2:-6}
 MODELS=${3:-gpt2 llama}
+ROUNDS=${4:-3}
 OUT=$(mktemp -d /tmp/loom-fsdp-step.XXXXXX)
 [[ -d $OUT ]] || { echo "fsdp_step: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$OUT"' EXIT
@@ -53,20 +59,27 @@ run_loom() {
     "$OUT/run/train_results.json"
 }
 
+TSV="$OUT/runs.tsv"  # model, round, engine, mode, training peak MiB, step ms, tokens/s
+HAVE_TORCH=0
+python3 -c "import torch, transformers" 2>/dev/null && HAVE_TORCH=1
+[[ $HAVE_TORCH == 1 ]] ||
+  echo "PyTorch peer: skipped (python3 has no torch / transformers: scripts/setup_peers.sh)"
 for model in $MODELS; do
   if [[ $model == gpt2 ]]; then M=("${GPT2[@]}"); else M=("${LLAMA[@]}"); fi
-  for mode in ddp shard_grad_op full_shard; do
-    tn=$(run_loom $((STEPS + 1)) "$mode" "${M[@]}") || { echo "loom  $model $mode: failed"; continue; }
-    python3 bench/fsdp_report.py "$model" "$mode" "$OUT" "$STEPS" 0 "$tn" \
-      "$(cut -d' ' -f1 /proc/loadavg)"
-  done
-  if python3 -c "import torch, transformers" 2>/dev/null; then
+  for round in $(seq 1 "$ROUNDS"); do
+    echo "== $model, round $round of $ROUNDS"
+    for mode in ddp shard_grad_op full_shard; do
+      tn=$(run_loom $((STEPS + 1)) "$mode" "${M[@]}") || { echo "loom  $model $mode: failed"; continue; }
+      python3 bench/fsdp_report.py "$model" "$mode" "$OUT" "$STEPS" 0 "$tn" \
+        "$(cut -d' ' -f1 /proc/loadavg)" "$round" "$TSV"
+    done
+    [[ $HAVE_TORCH == 1 ]] || continue
     for mode in ddp fsdp; do
       (unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
        OMP_WAIT_POLICY=PASSIVE python3 bench/fsdp_peer.py --model "$model" --mode "$mode" \
-         --steps "$STEPS" 2>&1 | grep "^torch")
+         --steps "$STEPS" 2>&1 | grep "^torch") | tee "$OUT/peer.log"
+      python3 bench/fsdp_summary.py --peer "$model" "$round" "$mode" "$OUT/peer.log" "$TSV"
     done
-  else
-    echo "PyTorch peer: skipped (python3 has no torch / transformers: scripts/setup_peers.sh)"
-  fi
+  done
 done
+python3 bench/fsdp_summary.py "$TSV"
