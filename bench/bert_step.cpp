@@ -18,6 +18,8 @@
 // the median ms/step after warm-up, CPU ms/step, samples/s, peak RSS
 // (VmHWM, reset before each loom column; the peer has its own process) and
 // ratio_lazy_vs_torch=<loom lazy samples/s / PyTorch eager samples/s>.
+// The roofline lines of the lazy column as bench_gpt2_step's
+// (bench/roofline.h; --kernel_times 0 turns the kernel times off).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -32,6 +34,7 @@
 #include "loom/optim.h"
 #include "loom/parallel.h"
 #include "loom/tensor.h"
+#include "roofline.h"
 #include "step_bench.h"
 
 namespace {
@@ -43,7 +46,8 @@ Options defaults() {
   Options o;
   o.ints = {{"batch_size", 16}, {"seq_len", 64}, {"n_layer", 6}, {"hidden", 384},
             {"n_head", 12},     {"threads", 2},  {"steps", 5},   {"warmup", 2},
-            {"loom_eager", 1},  {"peer", 1},     {"compile", 0}, {"bf16", 0}};
+            {"loom_eager", 1},  {"peer", 1},     {"compile", 0}, {"bf16", 0},
+            {"kernel_times", 1}};
   return o;
 }
 
@@ -93,7 +97,9 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   bench::StepTimer timer;
   Result r;
   r.name = name;
+  bench::KernelTotals kernels_before;
   for (int s = 0; s < o.get("warmup") + o.get("steps"); ++s) {
+    if (s == o.get("warmup")) kernels_before = bench::kernel_totals();
     timer.start();
     loom::Tensor loss;
     {
@@ -114,6 +120,12 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     if (s >= o.get("warmup")) timer.record(ms);
   }
   timer.finish(r);
+  // Model FLOPs: the embedding tables are lookups; the pooler and the
+  // classifier run on one token per row, counted as on every token (< 1 %).
+  int64_t n = bench::matmul_params(model->named_parameters(), {"embeddings."});
+  double flops = bench::train_step_flops(n, o.get("n_layer"), t, o.get("hidden"), b * t);
+  bench::print_lazy_roofline(dev, name, flops, r.ms, o.get("bf16") != 0, kernels_before,
+                             o.get("steps"));
   return r;
 }
 
@@ -136,6 +148,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   loom::set_num_threads(o.get("threads"));
   std::printf("%s\n", bench::omp_wait_line().c_str());
+  bench::start_roofline(o.get("threads"), o.get("bf16") != 0, o.get("kernel_times") != 0);
   std::printf(
       "bert_step: BertForSequenceClassification n_layer=%d hidden=%d n_head=%d batch=%d x %d "
       "(padded) threads=%d steps=%d warmup=%d dropout=%.2f bf16=%d\n",

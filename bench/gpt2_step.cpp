@@ -47,7 +47,11 @@
 // ratio_lazy_vs_compile=<... / torch.compile tokens/s>. Without python3 +
 // torch + transformers the peer is skipped with a message (exit 0).
 // The repository root (for the peer script) is found from __FILE__ unless
-// LOOM_SOURCE_DIR is set.
+// LOOM_SOURCE_DIR is set. Roofline (bench/roofline.h): the machine's GEMM
+// and triad peaks are measured at start-up on --threads, and after the lazy
+// column its model FLOPs per step, GFLOP/s and fraction of the GEMM peak, and
+// (--kernel_times 1, the default: LOOM_KERNEL_TIMES=1) the kernels' time in
+// and outside GEMMs.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -65,6 +69,7 @@
 #include "loom/optim.h"
 #include "loom/parallel.h"
 #include "loom/tensor.h"
+#include "roofline.h"
 #include "step_bench.h"
 
 namespace {
@@ -79,6 +84,7 @@ Options defaults() {
             {"compile", 1}, {"bf16", 0},     {"fused_ce", 1}, {"xla", 1},         {"jax", 1}};
   o.ints["gradient_checkpointing"] = 0;
   o.ints["split_optimizer"] = 0;
+  o.ints["kernel_times"] = 1;
   return o;
 }
 
@@ -95,6 +101,18 @@ loom::GPT2Config make_config(const Options& o) {
 
 std::shared_ptr<loom::CausalLM> make_model(const Options& o) {
   return std::make_shared<loom::GPT2LMHeadModel>(make_config(o));
+}
+
+// The roofline lines of a lazy column (bench/roofline.h): GPT-2's
+// parameters in matmuls are all but the position table (wte is the tied
+// head).
+void print_roofline(const Options& o, const loom::CausalLM& model, const loom::Device& dev,
+                    const std::string& name, double step_ms, const bench::KernelTotals& before) {
+  int64_t n = bench::matmul_params(model.named_parameters(), {"wpe"});
+  int64_t t = o.get("block_size");
+  double flops =
+      bench::train_step_flops(n, o.get("n_layer"), t, o.get("n_embd"), t * o.get("batch_size"));
+  bench::print_lazy_roofline(dev, name, flops, step_ms, o.get("bf16") != 0, before, o.get("steps"));
 }
 
 // Times warmup + steps training steps of a fresh model on `dev`.
@@ -115,7 +133,9 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   std::vector<double> trace, device_bytes;
   Result r;
   r.name = name;
+  bench::KernelTotals kernels_before;
   for (int s = 0; s < o.get("warmup") + o.get("steps"); ++s) {
+    if (s == o.get("warmup")) kernels_before = bench::kernel_totals();
     timer.start();
     loom::ModelInputs in;
     in.input_ids = in.labels = input;
@@ -143,6 +163,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     device_bytes.push_back(static_cast<double>(loom::Buffer::live_bytes()));
   }
   timer.finish(r);
+  print_roofline(o, *model, dev, name, r.ms, kernels_before);
   if (dev.backend == "xla") {
     char buf[256];
     std::snprintf(buf, sizeof(buf),
@@ -216,6 +237,7 @@ int main(int argc, char** argv) {
   loom::set_num_threads(o.get("threads"));
   std::printf("%s\n", bench::omp_wait_line().c_str());
   if (!o.get("fused_ce")) setenv("LOOM_FUSED_CE_MIN_CLASSES", "1000000000", 1);
+  bench::start_roofline(o.get("threads"), o.get("bf16") != 0, o.get("kernel_times") != 0);
   std::printf(
       "gpt2_step: n_layer=%d n_embd=%d n_head=%d block_size=%d batch_size=%d vocab=50257 "
       "threads=%d steps=%d warmup=%d dropout=%.2f bf16=%d fused_ce=%d "

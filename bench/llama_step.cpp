@@ -18,7 +18,8 @@
 // median over --steps after --warmup is printed with the process CPU time
 // beside it (the machine may be shared). Set-up of the peer, the columns and
 // the last lines (ratio_lazy_vs_torch=..., ratio_lazy_vs_compile=...) are
-// those of bench/gpt2_step.cpp (bench/step_bench.h).
+// those of bench/gpt2_step.cpp (bench/step_bench.h), and so are the
+// roofline lines (bench/roofline.h; --kernel_times 0 turns the kernel times off).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "loom/optim.h"
 #include "loom/parallel.h"
 #include "loom/tensor.h"
+#include "roofline.h"
 #include "step_bench.h"
 
 namespace {
@@ -41,9 +43,10 @@ using bench::Result;
 
 Options llama_step_defaults() {
   Options o;
-  o.ints = {{"n_layer", 2},    {"hidden", 128}, {"n_head", 4}, {"n_kv_head", 2}, {"block_size", 64},
-            {"batch_size", 4}, {"threads", 2},  {"steps", 5},  {"warmup", 2},    {"loom_eager", 1},
-            {"peer", 1},       {"compile", 1},  {"bf16", 0}};
+  o.ints = {{"n_layer", 2},     {"hidden", 128},    {"n_head", 4},  {"n_kv_head", 2},
+            {"block_size", 64}, {"batch_size", 4},  {"threads", 2}, {"steps", 5},
+            {"warmup", 2},      {"loom_eager", 1},  {"peer", 1},    {"compile", 1},
+            {"bf16", 0},        {"kernel_times", 1}};
   return o;
 }
 
@@ -77,7 +80,9 @@ Result run_llama_step(const Options& o, const loom::Device& dev, const std::stri
   bench::StepTimer timer;
   Result r;
   r.name = name;
+  bench::KernelTotals kernels_before;
   for (int s = 0; s < o.get("warmup") + o.get("steps"); ++s) {
+    if (s == o.get("warmup")) kernels_before = bench::kernel_totals();
     timer.start();
     loom::ModelInputs in;
     in.input_ids = in.labels = input;
@@ -100,6 +105,10 @@ Result run_llama_step(const Options& o, const loom::Device& dev, const std::stri
     if (s >= o.get("warmup")) timer.record(ms);
   }
   timer.finish(r);
+  int64_t n = bench::matmul_params(model->named_parameters(), {"embed_tokens"});  // untied head
+  double flops = bench::train_step_flops(n, o.get("n_layer"), t, o.get("hidden"), b * t);
+  bench::print_lazy_roofline(dev, name, flops, r.ms, o.get("bf16") != 0, kernels_before,
+                             o.get("steps"));
   if (dev.is_lazy()) {
     char buf[160];
     std::snprintf(buf, sizeof(buf), "planned peak %.1f MB (largest executable)",
@@ -125,6 +134,7 @@ int main(int argc, char** argv) {
   Options o = bench::parse(argc, argv, llama_step_defaults(), "bench_llama_step");
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   loom::set_num_threads(o.get("threads"));
+  bench::start_roofline(o.get("threads"), o.get("bf16") != 0, o.get("kernel_times") != 0);
   const loom::LlamaConfig cfg = llama_step_config(o);
   std::printf(
       "llama_step: n_layer=%d hidden=%d n_head=%d n_kv_head=%lld intermediate=%lld "

@@ -26,12 +26,18 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     int v = std::atoi(argv[i + 1]);
-    if (k == "--layers") o.layers = v;
-    else if (k == "--width") o.width = v;
-    else if (k == "--batch") o.batch = v;
-    else if (k == "--steps") o.steps = v;
-    else if (k == "--warmup") o.warmup = v;
-    else if (k == "--threads") o.threads = v;
+    if (k == "--layers")
+      o.layers = v;
+    else if (k == "--width")
+      o.width = v;
+    else if (k == "--batch")
+      o.batch = v;
+    else if (k == "--steps")
+      o.steps = v;
+    else if (k == "--warmup")
+      o.warmup = v;
+    else if (k == "--threads")
+      o.threads = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       std::exit(2);

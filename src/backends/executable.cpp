@@ -5,14 +5,18 @@
 #include "backends/executable.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <string>
 
 #include "backends/all_reduce_kernel.h"
 #include "loom/dist.h"
 #include "loom/metrics.h"
+#include "ops/op_kind.h"
 
 namespace loom::backends {
 
@@ -31,6 +35,55 @@ struct SharedArena {
   BufferPtr block;
   size_t bytes = 0;
 };
+
+// LOOM_KERNEL_TIMES=1 (the step benches' roofline, bench/roofline.h): each
+// kernel's wall time goes to the timer "KernelTime.<op>" ("fused" for a
+// fused group, "fused_batch" for a batch of them) and the bytes its
+// operands and results hold to the counter "KernelBytes.<op>". Read at each
+// run's start.
+bool kernel_times_wanted() {
+  const char* s = std::getenv("LOOM_KERNEL_TIMES");
+  return s != nullptr && std::strcmp(s, "1") == 0;
+}
+constexpr int kFusedKernel = ops::kNumOps, kFusedBatchKernel = ops::kNumOps + 1;
+struct KernelMetricNames {
+  std::string time, bytes;
+};
+// `kind`: an OpKind's index, kFusedKernel or kFusedBatchKernel.
+const KernelMetricNames& kernel_metric_names(int kind) {
+  static const std::vector<KernelMetricNames>* names = [] {
+    auto* v = new std::vector<KernelMetricNames>;
+    for (int i = 0; i < ops::kNumOps + 2; ++i) {
+      std::string n = i == kFusedKernel ? "fused"
+                      : i == kFusedBatchKernel
+                          ? "fused_batch"
+                          : std::string(ops::op_name(static_cast<ops::OpKind>(i)));
+      v->push_back({"KernelTime." + n, "KernelBytes." + n});
+    }
+    return v;
+  }();
+  return (*names)[kind];
+}
+// `work`, timed when `on`; `bytes`: what it reads and writes.
+std::function<void()> timed_kernel(bool on, int kind, int64_t bytes, std::function<void()> work) {
+  if (!on) return work;
+  return [kind, bytes, work = std::move(work)] {
+    auto t0 = std::chrono::steady_clock::now();
+    work();
+    auto dt = std::chrono::steady_clock::now() - t0;
+    const KernelMetricNames& n = kernel_metric_names(kind);
+    metrics::add_time(n.time, std::chrono::duration_cast<std::chrono::nanoseconds>(dt).count());
+    metrics::add_counter(n.bytes, bytes);
+  };
+}
+// The bytes of a step's operands and results (0 unless `on`).
+int64_t step_bytes(bool on, const ir::Graph& g, const compiler::Step& step) {
+  if (!on) return 0;
+  int64_t bytes = 0;
+  for (const std::vector<int>* vs : {&step.inputs, &step.outputs})
+    for (int v : *vs) bytes += static_cast<int64_t>(g.type_of(v).nbytes());
+  return bytes;
+}
 
 // Never destroyed: a job still queued at exit may run after static
 // destructors (see lazy/graph_executor.cpp's state()).
@@ -182,6 +235,7 @@ void Executable::launch_steps() {
   Stream& stream = backend_.stream();
   const size_t n = steps.size();
   size_t started = 0;  // caller side: collectives started and not yet waited
+  kernel_times_ = kernel_times_wanted();
   for (size_t s = 0; s <= n; ++s) {
     started -= wait_before_[s].size();
     for (int c : wait_before_[s])
@@ -292,11 +346,14 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
     OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
     for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
     call.output = {ptr[step.outputs[0]], step.instr.type};
-    b.stream().enqueue([&b, call] { b.run(call); });
+    b.stream().enqueue(timed_kernel(kernel_times_, static_cast<int>(step.instr.op),
+                                    step_bytes(kernel_times_, g, step),
+                                    [&b, call] { b.run(call); }));
     return;
   }
   FusedCall call = fused_call(g, step, ptr);
-  b.stream().enqueue([&b, call] { b.run_fused(call); });
+  b.stream().enqueue(timed_kernel(kernel_times_, kFusedKernel, step_bytes(kernel_times_, g, step),
+                                  [&b, call] { b.run_fused(call); }));
 }
 
 std::unique_ptr<dist::Work> Executable::start_collective(const compiler::Step& step,
@@ -326,7 +383,10 @@ void Executable::launch_batch(size_t first, int count, const std::vector<void*>&
   }
   metrics::add_counter("FusedBatchLaunches");
   const std::vector<FusedCall>* list = &calls;
-  b.stream().enqueue([&b, list] { b.run_fused_batch(*list); });
+  int64_t bytes = 0;
+  for (int k = 0; k < count; ++k) bytes += step_bytes(kernel_times_, g, program_->steps[first + k]);
+  b.stream().enqueue(timed_kernel(kernel_times_, kFusedBatchKernel, bytes,
+                                  [&b, list] { b.run_fused_batch(*list); }));
 }
 
 }  // namespace loom::backends

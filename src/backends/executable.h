@@ -96,8 +96,7 @@ class Executable {
   /// memory plan (plan() is empty), no collective schedule; the subclass
   /// overrides run() and memory_report().
   struct SelfPlanned {};
-  Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program,
-             SelfPlanned);
+  Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program, SelfPlanned);
 
   /// Runs step `s` on the stream with the resolved buffer addresses
   /// (`ptr[v]` for every value the step touches). The default enqueues
@@ -126,6 +125,7 @@ class Executable {
   std::vector<void*> ptr_;             // per value, rebuilt each run
   std::vector<bool> collective_;       // per step: a collective's start
   bool blocking_collectives_ = false;  // each waited inside its own step's stream item
+  bool kernel_times_ = false;          // this run times each kernel (LOOM_KERNEL_TIMES=1)
   std::vector<std::vector<int>> wait_before_;      // per step + 1: collectives to wait for
   std::vector<std::unique_ptr<dist::Work>> work_;  // per step: the started collective
   std::vector<int> in_flight_;                     // started, not waited (stream side)
