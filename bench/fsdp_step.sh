@@ -82,4 +82,9 @@ for model in $MODELS; do
     done
   done
 done
-python3 bench/fsdp_summary.py "$TSV"
+if [[ -s "$TSV" ]]; then
+  python3 bench/fsdp_summary.py "$TSV"
+else
+  echo "fsdp_step: no run finished (no $TSV)" >&2
+  exit 1
+fi

@@ -54,7 +54,8 @@ def summarize(tsv):
                   ("torch", "fsdp"), 2)]
         for name, a, b, i in goals:
             ratios = [runs[(model, r)][a][i] / runs[(model, r)][b][i] for r in rounds
-                      if a in runs[(model, r)] and b in runs[(model, r)]]
+                      if a in runs[(model, r)] and b in runs[(model, r)]
+                      and runs[(model, r)][b][i] > 0]
             if ratios:
                 print(f"  {name}: median {statistics.median(ratios):.3f} "
                       f"(rounds: {', '.join(f'{x:.3f}' for x in ratios)})")

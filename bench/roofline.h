@@ -10,8 +10,8 @@
 //   parameters in matmuls (the LM head included, embedding lookups not), L
 //   layers, T the sequence length, C the width; attention counted whole
 //   (not halved for causal masking), as PaLM does;
-// - with LOOM_KERNEL_TIMES=1 (read by backends/executable.cpp once per
-//   process), the time and bytes of the lazy executables' kernels per op
+// - with LOOM_KERNEL_TIMES=1 (read by backends/executable.cpp when an
+//   executable is compiled; start_roofline sets it first), the time and bytes of the lazy executables' kernels per op
 //   ("KernelTime.<op>", "KernelBytes.<op>" in the metrics): the GEMM ops'
 //   share and the "time outside GEMMs", and those kernels' bandwidth
 //   against the triad.
@@ -70,7 +70,14 @@ inline double gemm_gflops(dnnl::memory::data_type dt, int threads, int64_t n = 2
     dnnl::memory::desc out_md({n, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, out_md), eng);
     std::string impl = pd.impl_info_str();
-    if (dt != dnnl::memory::data_type::f32 && impl.find("ref") != std::string::npos) return 0;
+    // Only a native bf16 dot product counts (oneDNN emulates bf16 on plain
+    // AVX-512): cpu_isa values are bit sets, AMX's contains AVX512-BF16's
+    // (as backends/cpu/gemm.cpp's gemm_hardware_native).
+    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    bool native = dt == dnnl::memory::data_type::f32 ||
+                  ((isa & bf16) == bf16 && impl.find("ref") == std::string::npos);
+    if (!native) return 0;
     dnnl::matmul prim(pd);
     dnnl::memory a(md, eng), b(md, eng), c(out_md, eng);
     for (dnnl::memory* m : {&a, &b})
@@ -201,14 +208,14 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
   }
   if (gemm_ms + other_ms <= 0) return;
   std::sort(outside.rbegin(), outside.rend());
-  double gemm_rate = flops / (gemm_ms * 1e6), other_rate = other_bytes / (other_ms * 1e6);
+  double gemm_rate = gemm_ms > 0 ? flops / (gemm_ms * 1e6) : 0;
+  double other_rate = other_ms > 0 ? other_bytes / (other_ms * 1e6) : 0;
   std::printf(
       "  kernels (LOOM_KERNEL_TIMES=1), ms/step: GEMM ops %.1f (%.1f GFLOP/s of model FLOPs = "
       "%.1f%% of peak); outside GEMMs %.1f = other kernels %.1f (%.1f GB/s, %.1f%% of the triad) "
       "+ the rest %.1f (trace, launches, waits)\n  largest kernels outside GEMMs, ms/step:",
       gemm_ms, gemm_rate, peak > 0 ? 100 * gemm_rate / peak : 0.0, step_ms - gemm_ms, other_ms,
-      other_ms > 0 ? other_rate : 0.0,
-      other_ms > 0 && peaks.triad > 0 ? 100 * other_rate / peaks.triad : 0.0,
+      other_rate, peaks.triad > 0 ? 100 * other_rate / peaks.triad : 0.0,
       step_ms - gemm_ms - other_ms);
   for (size_t i = 0; i < outside.size() && i < 6; ++i)
     std::printf(" %s %.1f", outside[i].second.c_str(), outside[i].first);

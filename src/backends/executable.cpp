@@ -39,8 +39,8 @@ struct SharedArena {
 // LOOM_KERNEL_TIMES=1 (the step benches' roofline, bench/roofline.h): each
 // kernel's wall time goes to the timer "KernelTime.<op>" ("fused" for a
 // fused group, "fused_batch" for a batch of them) and the bytes its
-// operands and results hold to the counter "KernelBytes.<op>". Read at each
-// run's start.
+// operands and results hold to the counter "KernelBytes.<op>". Read when an
+// executable is built (compiled), so a cached executable keeps its choice.
 bool kernel_times_wanted() {
   const char* s = std::getenv("LOOM_KERNEL_TIMES");
   return s != nullptr && std::strcmp(s, "1") == 0;
@@ -181,6 +181,7 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
     batch_ = compiler::memory::plan_fused_batches(*program_, plan_);
   batch_calls_.resize(program_->steps.size());
   plan_collective_waits();
+  kernel_times_ = kernel_times_wanted();
 }
 
 Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program,
@@ -235,7 +236,6 @@ void Executable::launch_steps() {
   Stream& stream = backend_.stream();
   const size_t n = steps.size();
   size_t started = 0;  // caller side: collectives started and not yet waited
-  kernel_times_ = kernel_times_wanted();
   for (size_t s = 0; s <= n; ++s) {
     started -= wait_before_[s].size();
     for (int c : wait_before_[s])

@@ -125,7 +125,7 @@ class Executable {
   std::vector<void*> ptr_;             // per value, rebuilt each run
   std::vector<bool> collective_;       // per step: a collective's start
   bool blocking_collectives_ = false;  // each waited inside its own step's stream item
-  bool kernel_times_ = false;          // this run times each kernel (LOOM_KERNEL_TIMES=1)
+  bool kernel_times_ = false;          // times each kernel (LOOM_KERNEL_TIMES=1 when built)
   std::vector<std::vector<int>> wait_before_;      // per step + 1: collectives to wait for
   std::vector<std::unique_ptr<dist::Work>> work_;  // per step: the started collective
   std::vector<int> in_flight_;                     // started, not waited (stream side)
