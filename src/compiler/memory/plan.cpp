@@ -120,8 +120,9 @@ class Planner {
     int w = step.inputs[0], v = step.outputs[0];
     bool reshape = step.instr.op == ops::OpKind::k_reshape;
     // w is an arena value written earlier, so it has a buffer.
-    if (buffer_of_[w] < 0) throw Error("[memory plan] view %" + std::to_string(v) + " of %" +
-                                       std::to_string(w) + ", which has no buffer");
+    if (buffer_of_[w] < 0)
+      throw Error("[memory plan] view %" + std::to_string(v) + " of %" + std::to_string(w) +
+                  ", which has no buffer");
     Buffer& b = buffers_[buffer_of_[w]];
     b.last = std::max(b.last, plan_.last[v]);
     buffer_of_[v] = buffer_of_[w];
