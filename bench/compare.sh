@@ -15,7 +15,7 @@
 #                         [THREADS=2]
 # Jobs: demo (the demo model's step: GPT-2 4 x 256, B8 T128), gpt2 (124M,
 # B4 T256), bert (MiniLM shape, B16 T64), bf16 (the demo step under
-# AutocastGuard / torch.autocast), bert_bf16, finetune (needs
+# AutocastGuard / torch.autocast; JAX and PyTorch/XLA left out), bert_bf16, finetune (needs
 # scripts/fetch_finetune.sh; MAX_STEPS env, default -1 = 3 epochs).
 # Raw logs and results.tsv go to $OUT (default: a fresh /tmp folder, printed).
 # Peers need scripts/setup_peers.sh; a missing peer prints a skip line.
@@ -40,9 +40,9 @@ run_job() {  # job round -> $OUT/<job>.<round>.log
     demo) "$ROOT/$BUILD/bench_gpt2_step" "${demo_shape[@]}" "${common[@]}" ;;
     gpt2) "$ROOT/$BUILD/bench_gpt2_step" "${gpt2_shape[@]}" "${common[@]}" ;;
     bf16) "$ROOT/$BUILD/bench_gpt2_step" "${demo_shape[@]}" "${common[@]}" --bf16 1 \
-            --xla 0 --jax 0 ;;
+            --xla 0 --jax 0 --torch_xla 0 ;;
     bert) "$ROOT/$BUILD/bench_bert_step" "${common[@]}" ;;
-    bert_bf16) "$ROOT/$BUILD/bench_bert_step" "${common[@]}" --bf16 1 --xla 0 --jax 0 ;;
+    bert_bf16) "$ROOT/$BUILD/bench_bert_step" "${common[@]}" --bf16 1 --jax 0 --torch_xla 0 ;;
     finetune) bash "$ROOT/bench/finetune_trainer.sh" "$BUILD" "${MAX_STEPS:--1}" 0 "$THREADS" ;;
     *) echo "compare: unknown job $job" >&2; return 2 ;;
   esac >"$log" 2>&1 || { echo "compare: $job round $round failed (log $log)" >&2; tail -5 "$log" >&2; }

@@ -10,12 +10,18 @@
 //   bench_gpt2_step --n_layer 4 --n_embd 256 --n_head 4 --block_size 128
 //                   --batch_size 8 --threads 2                        (the demo model)
 //
-// Columns on XLA (issue 21): "loom lazy:xla" (--xla 1, when a PJRT plugin is
-// installed: docs/backends.md) and "jax jit", the same step as one jax.jit
+// Columns on XLA (issues 21, 24): "loom lazy:xla" (--xla 1, when a PJRT plugin is
+// installed: docs/backends.md), "jax jit", the same step as one jax.jit
 // program on JAX's XLA CPU (bench/gpt2_step_jax_peer.py, --jax 1; its
-// interpreter is $LOOM_PEER_PYTHON, default python3). For both the compile
-// time is printed apart (loom: CompileTime, with XlaCompileTime inside it;
-// JAX: lower().compile()), and the lazy:xla column's note gives the device
+// interpreter is $LOOM_PEER_PYTHON, default python3), and "torch_xla", the
+// PyTorch peer on PyTorch/XLA's PJRT CPU device (gpt2_step_peer.py --mode xla,
+// --torch_xla 1: torch_xla.sync() and wait_device_ops() end each step; its
+// interpreter is $LOOM_TORCH_XLA_PYTHON, default <repo>/.venv-torch-xla/bin/python,
+// the venv scripts/setup_peers.sh makes; without it the column is skipped with
+// a line). For lazy:xla and JAX the compile time is printed apart (loom:
+// CompileTime, with XlaCompileTime inside it; JAX: lower().compile()); the
+// torch_xla note gives its compilations in the warm-up and the timed steps and
+// its graph executions per step. The lazy:xla column's note gives the device
 // bytes loom holds (Buffer::live_bytes, PJRT buffers) at the first and last
 // timed step: equal when donation keeps device memory flat.
 // Other flags: --dropout (0.1, GPT-2's), --loom_eager 0 / --peer 0 / --compile 0
@@ -85,6 +91,7 @@ Options defaults() {
   o.ints["gradient_checkpointing"] = 0;
   o.ints["split_optimizer"] = 0;
   o.ints["kernel_times"] = 1;
+  o.ints["torch_xla"] = 1;
   return o;
 }
 
@@ -107,12 +114,13 @@ std::shared_ptr<loom::CausalLM> make_model(const Options& o) {
 // parameters in matmuls are all but the position table (wte is the tied
 // head).
 void print_roofline(const Options& o, const loom::CausalLM& model, const loom::Device& dev,
-                    const std::string& name, double step_ms, const bench::KernelTotals& before) {
+                    const std::string& name, const bench::Result& r,
+                    const bench::KernelTotals& before) {
   int64_t n = bench::matmul_params(model.named_parameters(), {"wpe"});
   int64_t t = o.get("block_size");
   double flops =
       bench::train_step_flops(n, o.get("n_layer"), t, o.get("n_embd"), t * o.get("batch_size"));
-  bench::print_lazy_roofline(dev, name, flops, step_ms, o.get("bf16") != 0, before, o.get("steps"));
+  bench::print_lazy_roofline(dev, name, flops, r, o.get("bf16") != 0, before, o.get("steps"));
 }
 
 // Times warmup + steps training steps of a fresh model on `dev`.
@@ -163,7 +171,7 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
     device_bytes.push_back(static_cast<double>(loom::Buffer::live_bytes()));
   }
   timer.finish(r);
-  print_roofline(o, *model, dev, name, r.ms, kernels_before);
+  print_roofline(o, *model, dev, name, r, kernels_before);
   if (dev.backend == "xla") {
     char buf[256];
     std::snprintf(buf, sizeof(buf),
@@ -184,19 +192,25 @@ Result run_loom(const Options& o, const loom::Device& dev, const std::string& na
   return r;
 }
 
-// Runs the peer in `mode` (eager or compile).
+// Runs the PyTorch peer in `mode`: eager, compile, or xla (PyTorch/XLA, on
+// the interpreter of torch_xla's venv).
 std::optional<Result> run_peer(const Options& o, const std::string& mode) {
   std::string args = "--mode " + mode;
   for (const char* k : {"n_layer", "n_embd", "n_head", "block_size", "batch_size", "threads",
                         "steps", "warmup", "bf16"})
     args += std::string(" --") + k + " " + std::to_string(o.get(k));
   args += " --dropout " + std::to_string(o.dropout);
-  std::string name = std::string(mode == "eager" ? "torch eager" : "torch.compile") +
+  std::string name = std::string(mode == "eager"     ? "torch eager"
+                                 : mode == "compile" ? "torch.compile"
+                                                     : "torch_xla") +
                      (o.get("bf16") ? " bf16" : "");
-  return bench::run_peer("gpt2_step_peer.py", args, o.get("threads"), name);
+  std::string python = mode == "xla" ? bench::torch_xla_python(name) : "python3";
+  if (python.empty()) return std::nullopt;
+  return bench::run_peer("gpt2_step_peer.py", args, o.get("threads"), name, python);
 }
 
-// The lazy:xla column and the JAX peer (after loom lazy in the table).
+// The lazy:xla column, the JAX peer and the PyTorch/XLA peer (after loom lazy
+// in the table).
 void add_xla_columns(const Options& o, std::vector<Result>& rs) {
   if (o.get("xla")) {
     std::string why = loom::backends::xla_backend().unavailable_reason();
@@ -221,10 +235,12 @@ void add_xla_columns(const Options& o, std::vector<Result>& rs) {
          {"n_layer", "n_embd", "n_head", "block_size", "batch_size", "threads", "steps", "warmup"})
       args += std::string(" --") + k + " " + std::to_string(o.get(k));
     args += " --dropout " + std::to_string(o.dropout);
-    const char* py = std::getenv("LOOM_PEER_PYTHON");
     auto jax = bench::run_peer("gpt2_step_jax_peer.py", args, o.get("threads"), "jax jit",
-                               py && *py ? py : "python3");
+                               bench::peer_python());
     if (jax) rs.push_back(*jax);
+  }
+  if (o.get("torch_xla")) {
+    if (auto r = run_peer(o, "xla")) rs.push_back(*r);
   }
 }
 

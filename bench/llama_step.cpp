@@ -107,7 +107,7 @@ Result run_llama_step(const Options& o, const loom::Device& dev, const std::stri
   timer.finish(r);
   int64_t n = bench::matmul_params(model->named_parameters(), {"embed_tokens"});  // untied head
   double flops = bench::train_step_flops(n, o.get("n_layer"), t, o.get("hidden"), b * t);
-  bench::print_lazy_roofline(dev, name, flops, r.ms, o.get("bf16") != 0, kernels_before,
+  bench::print_lazy_roofline(dev, name, flops, r, o.get("bf16") != 0, kernels_before,
                              o.get("steps"));
   if (dev.is_lazy()) {
     char buf[160];

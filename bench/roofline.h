@@ -11,7 +11,8 @@
 //   layers, T the sequence length, C the width; attention counted whole
 //   (not halved for causal masking), as PaLM does;
 // - with LOOM_KERNEL_TIMES=1 (read by backends/executable.cpp when an
-//   executable is compiled; start_roofline sets it first), the time and bytes of the lazy executables' kernels per op
+//   executable is compiled; start_roofline sets it first), the time and bytes of the lazy
+//   executables' kernels per op
 //   ("KernelTime.<op>", "KernelBytes.<op>" in the metrics): the GEMM ops'
 //   share and the "time outside GEMMs", and those kernels' bandwidth
 //   against the triad.
@@ -35,6 +36,7 @@
 #include "loom/device.h"
 #include "loom/metrics.h"
 #include "loom/tensor.h"
+#include "step_bench.h"
 
 namespace bench {
 
@@ -184,8 +186,10 @@ inline bool is_gemm_op(const std::string& op) {
 /// when `after` - `before` holds kernel times (over `steps` steps), the
 /// GEMM ops' time per step and their GFLOP/s, the time outside GEMMs with
 /// its largest ops, and those kernels' GB/s against the triad.
-inline void print_roofline(const std::string& name, double flops, double step_ms, double peak,
-                           const Peaks& peaks, const KernelTotals& before,
+// `step_ms`: the median step (the headline rate); `mean_ms`: the mean of
+// the same steps, against which the kernel times (totals / steps) split.
+inline void print_roofline(const std::string& name, double flops, double step_ms, double mean_ms,
+                           double peak, const Peaks& peaks, const KernelTotals& before,
                            const KernelTotals& after, int steps) {
   double achieved = flops / (step_ms * 1e6);
   std::printf(
@@ -211,12 +215,13 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
   double gemm_rate = gemm_ms > 0 ? flops / (gemm_ms * 1e6) : 0;
   double other_rate = other_ms > 0 ? other_bytes / (other_ms * 1e6) : 0;
   std::printf(
-      "  kernels (LOOM_KERNEL_TIMES=1), ms/step: GEMM ops %.1f (%.1f GFLOP/s of model FLOPs = "
+      "  kernels (LOOM_KERNEL_TIMES=1), ms per mean step %.1f: GEMM ops %.1f (%.1f GFLOP/s of "
+      "model FLOPs = "
       "%.1f%% of peak); outside GEMMs %.1f = other kernels %.1f (%.1f GB/s, %.1f%% of the triad) "
       "+ the rest %.1f (trace, launches, waits)\n  largest kernels outside GEMMs, ms/step:",
-      gemm_ms, gemm_rate, peak > 0 ? 100 * gemm_rate / peak : 0.0, step_ms - gemm_ms, other_ms,
-      other_rate, peaks.triad > 0 ? 100 * other_rate / peaks.triad : 0.0,
-      step_ms - gemm_ms - other_ms);
+      mean_ms, gemm_ms, gemm_rate, peak > 0 ? 100 * gemm_rate / peak : 0.0, mean_ms - gemm_ms,
+      other_ms, other_rate, peaks.triad > 0 ? 100 * other_rate / peaks.triad : 0.0,
+      mean_ms - gemm_ms - other_ms);
   for (size_t i = 0; i < outside.size() && i < 6; ++i)
     std::printf(" %s %.1f", outside[i].second.c_str(), outside[i].first);
   std::printf("\n");
@@ -226,11 +231,11 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
 /// (the kernel times are the cpu executables'), against the bf16 GEMM peak
 /// when `bf16` and the CPU has one, else the f32 peak.
 inline void print_lazy_roofline(const loom::Device& dev, const std::string& name, double flops,
-                                double step_ms, bool bf16, const KernelTotals& before, int steps) {
+                                const Result& r, bool bf16, const KernelTotals& before, int steps) {
   if (!dev.is_lazy() || dev.backend != "cpu") return;
   const Peaks& p = machine_peaks();
   double peak = bf16 && p.gemm_bf16 > 0 ? p.gemm_bf16 : p.gemm_f32;
-  print_roofline(name, flops, step_ms, peak, p, before, kernel_totals(), steps);
+  print_roofline(name, flops, r.ms, r.mean_ms, peak, p, before, kernel_totals(), steps);
 }
 
 }  // namespace bench

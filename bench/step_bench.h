@@ -6,8 +6,9 @@
 // OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS = MKL_NUM_THREADS = --threads).
 // A peer prints any lines it likes (echoed with "  peer| ") and ends with one
 // JSON line: median_ms, median_cpu_ms, first_step_ms, median_minor_faults,
-// peak_rss_mb, loss_first, loss_last, torch, note. Header-only; Linux
-// (/proc/self).
+// peak_rss_mb, loss_first, loss_last, torch (or library), note. The JAX peers
+// run on $LOOM_PEER_PYTHON (python3), the PyTorch/XLA ones on torch_xla's own
+// venv (torch_xla_python()). Header-only; Linux (/proc/self).
 #pragma once
 
 #include <sys/resource.h>
@@ -23,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,7 +124,8 @@ inline bool autocast_on(bool requested, const loom::Device& dev) {
 struct Result {
   std::string name;
   double ms = 0, cpu_ms = 0, first_ms = 0, rss_mb = 0, loss_first = 0, loss_last = 0;
-  double faults = 0;  // minor page faults per step (median)
+  double mean_ms = 0;  // the mean of the timed steps (the roofline's kernel split is per mean step)
+  double faults = 0;   // minor page faults per step (median)
   std::string note;
 };
 
@@ -142,6 +145,7 @@ struct StepTimer {
   }
   void finish(Result& r) const {
     r.ms = median(wall), r.cpu_ms = median(cpu), r.faults = median(faults);
+    r.mean_ms = wall.empty() ? 0.0 : std::accumulate(wall.begin(), wall.end(), 0.0) / wall.size();
     r.rss_mb = peak_rss_mb();
   }
 };
@@ -168,7 +172,7 @@ inline std::string omp_wait_line() {
   return line;
 }
 
-/// Runs `python3 bench/<script> <args>` with the peer set-up for `threads`;
+/// Runs `<python> bench/<script> <args>` with the peer set-up for `threads`;
 /// echoes its lines and returns its result named `name`, or nullopt (with a
 /// message) when it fails or torch is missing.
 inline std::optional<Result> run_peer(const std::string& script, const std::string& args,
@@ -179,8 +183,8 @@ inline std::optional<Result> run_peer(const std::string& script, const std::stri
       "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE -u GOMP_SPINCOUNT -u LOOM_OMP_ENV_APPLIED "
       "OMP_WAIT_POLICY=PASSIVE "
       "OMP_NUM_THREADS=" +
-      n + " MKL_NUM_THREADS=" + n + " " + python + " '" + repo_root() + "/bench/" + script + "' " +
-      args + " 2>&1";
+      n + " MKL_NUM_THREADS=" + n + " '" + python + "' '" + repo_root() + "/bench/" + script +
+      "' " + args + " 2>&1";
   std::fflush(stdout);
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return std::nullopt;
@@ -199,9 +203,9 @@ inline std::optional<Result> run_peer(const std::string& script, const std::stri
   nlohmann::json j = nlohmann::json::parse(last_json, nullptr, /*allow_exceptions=*/false);
   if (code != 0 || j.is_discarded() || !j.contains("median_ms")) {
     std::printf(
-        "peer (%s) skipped: exit code %d (needs python3 with torch and transformers;"
+        "peer (%s) skipped: exit code %d (needs %s with torch and transformers;"
         " scripts/setup_peers.sh installs them)\n",
-        name.c_str(), code);
+        name.c_str(), code, python.c_str());
     return std::nullopt;
   }
   Result r;
@@ -217,6 +221,29 @@ inline std::optional<Result> run_peer(const std::string& script, const std::stri
   std::string library = j.value("library", "torch " + j.value("torch", std::string("?")));
   r.note = library + ", " + j.value("note", std::string());
   return r;
+}
+
+/// The interpreter of the JAX peers: $LOOM_PEER_PYTHON, else python3.
+inline std::string peer_python() {
+  const char* py = std::getenv("LOOM_PEER_PYTHON");
+  return py && *py ? py : "python3";
+}
+
+/// The interpreter of the PyTorch/XLA peers (--mode xla): $LOOM_TORCH_XLA_PYTHON,
+/// else the project's own virtual environment <repo>/.venv-torch-xla/bin/python
+/// (scripts/setup_peers.sh makes it: torch_xla with the torch it is pinned to,
+/// apart from python3's torch). Empty, after the line "peer (<name>) skipped:
+/// ...", when that interpreter is missing.
+inline std::string torch_xla_python(const std::string& name) {
+  const char* env = std::getenv("LOOM_TORCH_XLA_PYTHON");
+  std::string py = env && *env ? env : repo_root() + "/.venv-torch-xla/bin/python";
+  bool on_path = py.find('/') == std::string::npos;  // a bare name: PATH finds it
+  if (!on_path && !std::filesystem::exists(py)) {
+    std::printf("peer (%s) skipped: %s not found (torch_xla's venv; run scripts/setup_peers.sh)\n",
+                name.c_str(), py.c_str());
+    return "";
+  }
+  return py;
 }
 
 /// Prints the table; `items_per_step` turns ms into items/s (`unit`).
@@ -237,7 +264,7 @@ inline void print_table(const std::vector<Result>& rs, double items_per_step, co
 /// eager (with --peer) and torch.compile (with --compile) through
 /// `run_peer(mode)`, then the table and the lazy-vs-peer ratios.
 /// `extra` (optional) appends more columns after the lazy one (gpt2_step:
-/// lazy:xla and the JAX peer).
+/// lazy:xla; both: the JAX peer and the PyTorch/XLA peer).
 template <typename RunLoom, typename RunPeer>
 int run_comparison(const Options& o, RunLoom run_loom, RunPeer run_peer, double items_per_step,
                    const char* unit,
