@@ -130,6 +130,8 @@ TEST(CpuElementwise, WhereBroadcastsAndPromotes) {
                                         {{7, 1}, {7, 33}, {}},
                                         {{33}, {}, {7, 33}},
                                         {{1, 1}, {7, 1}, {1, 33}},
+                                        {{1, 1, 5, 1}, {1, 3, 5, 8}, {}},  // a KV cache's rows
+                                        {{1, 1, 5, 1}, {}, {2, 3, 5, 8}},
                                         {{0, 4}, {4}, {1}}};
   for (const auto& s : kShapes)
     for (auto [ta, tb] :

@@ -1,13 +1,17 @@
 // cpu (oneDNN) vs reference for matmul and attention: awkward M/K/N, all
 // four transpose layouts, every batch pattern the kernel distinguishes (no
 // batch, a's batch folded into M, equal batches, one side broadcast, general
-// broadcast), K = 0 and empty outputs, bf16/f16; attention with causal and
-// padding masks, bool and float masks, T != S, fully masked rows, blocks of
-// query rows.
+// broadcast), K = 0 and empty outputs, bf16/f16; one-row products (gemv.h:
+// across its chunk and column-block edges, taken by gemm(), the same bits at
+// every thread count); attention with causal and padding masks, bool and
+// float masks, T != S, fully masked rows, blocks of query rows.
 #include <cmath>
+#include <cstring>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemv.h"
 #include "backends/cpu_test_util.h"
+#include "loom/parallel.h"
 
 namespace loom::cpu_test {
 namespace {
@@ -84,6 +88,69 @@ TEST(CpuGemm, EmptyAndZeroK) {
 TEST(CpuGemm, LargeKAccuracy) {
   check_matmul({}, {}, 16, 4096, 16, false, false, DType::f32);
   check_matmul({}, {}, 16, 4096, 16, true, true, DType::f32);
+}
+
+// One-row f32 products (a generation step) take gemv.h's loops: every
+// layout, k across the row chunks' edges, n across the column blocks' (4096)
+// and above the parallel threshold, and a linear layer's [1,1,k] input.
+TEST(CpuGemm, OneRowProductsMatchTheReference) {
+  using backends::cpu::kGemvChunkRows;
+  const int64_t kKs[] = {1, 5, kGemvChunkRows - 1, kGemvChunkRows, kGemvChunkRows + 1, 300, 1000};
+  const int64_t kNs[] = {1, 3, 64, 2049, 4100};
+  for (int64_t k : kKs)
+    for (int64_t n : kNs)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) check_matmul({}, {}, 1, k, n, ta, tb, DType::f32);
+  check_matmul({1}, {}, 1, 256, 768, false, false, DType::f32);
+  check_matmul({1}, {}, 1, 256, 1000, false, true, DType::f32);
+}
+
+// gemm() hands one-row f32 products to gemv(): the same bits as calling it
+// (oneDNN sums in another order), and only those shapes.
+TEST(CpuGemm, OneRowProductsTakeTheGemvLoops) {
+  using backends::cpu::GemmShape;
+  using backends::cpu::gemv_applies;
+  for (bool tb : {false, true}) {
+    const int64_t k = 768, n = 2304;
+    Operand x = random_operand({1, k}, DType::f32, 53, -1, 1);
+    Operand w = random_operand(tb ? Shape{n, k} : Shape{k, n}, DType::f32, 54, -1, 1);
+    const auto* xs = static_cast<const float*>(x.buffer->data());
+    const auto* ws = static_cast<const float*>(w.buffer->data());
+    std::vector<float> by_gemm(n), by_gemv(n);
+    backends::cpu::gemm(GemmShape{1, 1, n, k, false, tb}, DType::f32, xs, ws, by_gemm.data());
+    backends::cpu::gemv(xs, ws, by_gemv.data(), k, n, tb);
+    EXPECT_EQ(std::memcmp(by_gemm.data(), by_gemv.data(), n * sizeof(float)), 0)
+        << "trans_b " << tb << ": gemm y[0] " << by_gemm[0] << ", gemv y[0] " << by_gemv[0];
+  }
+  EXPECT_TRUE(gemv_applies(GemmShape{1, 1, 768, 256}, DType::f32));
+  EXPECT_TRUE(gemv_applies(GemmShape{1, 1, 50257, 768, false, true}, DType::f32));
+  EXPECT_FALSE(gemv_applies(GemmShape{1, 2, 768, 256}, DType::f32));   // two rows: oneDNN
+  EXPECT_FALSE(gemv_applies(GemmShape{3, 1, 768, 256}, DType::f32));   // a batch: oneDNN
+  EXPECT_FALSE(gemv_applies(GemmShape{1, 1, 768, 256}, DType::bf16));  // f32 only
+}
+
+// The sums' order is fixed (gemv.h), so a one-row product has the same bits
+// whether one thread or several run it: a token generated on 2 threads is
+// the one generated on 1.
+TEST(CpuGemm, OneRowProductsDoNotDependOnTheThreadCount) {
+  int saved = get_num_threads();
+  for (bool tb : {false, true}) {
+    const int64_t k = 1000, n = 700;  // 2.8 MB: above kGemvParallelBytes
+    Operand x = random_operand({1, k}, DType::f32, 51, -1, 1);
+    Operand w = random_operand(tb ? Shape{n, k} : Shape{k, n}, DType::f32, 52, -1, 1);
+    backends::cpu::GemmShape s{1, 1, n, k, false, tb};
+    std::vector<float> one(n), many(n);
+    set_num_threads(1);
+    backends::cpu::gemm(s, DType::f32, x.buffer->data(), w.buffer->data(), one.data());
+    for (int threads : {2, 3, 4}) {
+      set_num_threads(threads);
+      backends::cpu::gemm(s, DType::f32, x.buffer->data(), w.buffer->data(), many.data());
+      EXPECT_EQ(std::memcmp(one.data(), many.data(), n * sizeof(float)), 0)
+          << "trans_b " << tb << ", " << threads << " threads: y[0] " << many[0] << " vs " << one[0]
+          << " on 1 thread";
+    }
+  }
+  set_num_threads(saved);
 }
 
 TEST(CpuGemm, NativeReportsF32) { EXPECT_TRUE(backends::cpu::gemm_native(DType::f32)); }

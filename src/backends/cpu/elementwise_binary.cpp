@@ -6,6 +6,7 @@
 // (wrapping add/sub/mul, as two's complement hardware), comparisons in the
 // promoted operand type. Operands of another dtype are converted per
 // segment into stack chunks. Bool-valued arithmetic goes to the reference.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -180,7 +181,16 @@ void run_where(const OpCall& call) {
       const T* pa = operand_at(a, off[1], sa, len, buf_a);
       const T* pb = operand_at(b, off[2], sb, len, buf_b);
       T* po = direct_out ? out.as<T>() + pos : buf_o;
-      if (sc && sa && sb) {
+      if (sc == 0) {
+        // One condition for the whole segment (a row mask broadcast along the
+        // last axis, as StaticCache's write): a copy of one side, or a fill.
+        const T* src = pc[0] ? pa : pb;
+        int64_t ss = pc[0] ? sa : sb;
+        if (ss)
+          std::copy_n(src, len, po);
+        else
+          std::fill_n(po, len, src[0]);
+      } else if (sa && sb) {
         for (int64_t i = 0; i < len; ++i) po[i] = pc[i] ? pa[i] : pb[i];
       } else {
         for (int64_t i = 0; i < len; ++i) po[i] = pc[i * sc] ? pa[i * sa] : pb[i * sb];

@@ -1,7 +1,8 @@
-// oneDNN-backed GEMM (gemm.h). One dnnl::matmul primitive per distinct
-// (shape, dtype, thread count), created once and kept in a process-wide
-// cache: creating a primitive costs far more than a small product, so a
-// training step that repeats its shapes pays creation only on the first step.
+// oneDNN-backed GEMM (gemm.h); f32 products of one row go to gemv.h instead.
+// One dnnl::matmul primitive per distinct (shape, dtype, thread count),
+// created once and kept in a process-wide cache: creating a primitive costs
+// far more than a small product, so a training step that repeats its shapes
+// pays creation only on the first step.
 // Transposes are strides in the memory descriptors (oneDNN picks its packed
 // GEMM for any of the four layouts); a broadcast operand has batch dim 1.
 #include "backends/cpu/gemm.h"
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/convert.h"
+#include "backends/cpu/gemv.h"
 #include "core/parallel.h"
 #include "loom/error.h"
 
@@ -138,6 +140,8 @@ void gemm_each(const GemmShape& s, DType dtype, const void* a, const void* b, vo
 }
 
 void gemm_f32(const GemmShape& s, const float* a, const float* b, float* c) {
+  // One row (a generation step's linear layers): bandwidth-bound, gemv.h.
+  if (gemv_applies(s, DType::f32)) return gemv(a, b, c, s.k, s.n, s.trans_b);
   auto e = lookup(s, DType::f32);
   if (e->native)
     execute(*e, a, b, c);
