@@ -35,7 +35,7 @@ def parse_table(text):
             inside = True
             continue
         if inside:
-            if not line.strip():
+            if not line.strip() or line.startswith("ratio_"):
                 break
             fields = line[22:].split()
             try:
@@ -58,8 +58,19 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def loom_row(rows):
+    """loom's lazy cpu column: "loom lazy", or "loom lazy bf16" in a bf16 job."""
+    return next((n for n in rows if n.startswith(LOOM) and ":" not in n), None)
+
+
+def normalized(rows):
+    """The table with loom's row renamed LOOM, so ratios and bf16 pair up."""
+    name = loom_row(rows)
+    return {(LOOM if n == name else n): ms for n, ms in rows.items()}
+
+
 def summarize_step_job(job, rounds, tsv):
-    tables = {r: parse_table(t) for r, t in sorted(rounds.items())}
+    tables = {r: normalized(parse_table(t)) for r, t in sorted(rounds.items())}
     for r, rows in tables.items():
         for name, ms in rows.items():
             tsv.append(f"{job}\t{r}\t{name}\t{ms}")

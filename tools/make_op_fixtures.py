@@ -147,6 +147,7 @@ TORCH_OPS = {
     "gather": lambda x, a: torch.gather(x[0], a["axis"], x[1].long()),
     "index_select": lambda x, a: torch.index_select(x[0], a["axis"], x[1].long()),
     "index_add": lambda x, a: x[0].index_add(a["axis"], x[1].long(), x[2]),
+    "index_copy": lambda x, a: x[0].index_copy(a["axis"], x[1].long(), x[2]),
     "scatter_add": lambda x, a: x[0].scatter_add(a["axis"], x[1].long(), x[2]),
     "embedding": lambda x, a: F.embedding(x[1].long(), x[0]),
     "one_hot": lambda x, a: F.one_hot(x[0].long(), a["num_classes"]),
@@ -392,6 +393,10 @@ def index_cases():
          {"axis": 0})
     case("index_add_axis1", "index_add", lambda: [randn(2, 4), i64([3, 3, 1]), randn(2, 3)],
          {"axis": 1})
+    case("index_copy", "index_copy", lambda: [randn(5, 3), i64([3, 0]), randn(2, 3)],
+         {"axis": 0})
+    case("index_copy_cache_rows", "index_copy",
+         lambda: [randn(1, 2, 6, 4), i64([2, 3]), randn(1, 2, 2, 4)], {"axis": 2})
     case("scatter_add", "scatter_add",
          lambda: [randn(4, 3), randint(0, 4, 5, 3), randn(5, 3)], {"axis": 0})
     case("scatter_add_axis1", "scatter_add",

@@ -14,8 +14,9 @@
 //   loom::Tensor logits = model->forward_with_cache(ids, pos, cache);  // [1,5,V]
 //
 // Assumes rows are written in increasing order and never twice without
-// reset(); nothing checks the position values on the device (one_hot throws
-// at execution for a row outside [0, max_cache_len)).
+// reset(); the position values are checked when the write runs (index_copy
+// throws loom::Error for a row outside [0, max_cache_len); lazy:xla drops
+// such a write instead).
 #pragma once
 
 #include <cstdint>

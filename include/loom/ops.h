@@ -114,6 +114,22 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);
 /// base + src added at positions `index` (1-D) along `axis` (Tensor.index_add).
 Tensor index_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src);
+/// `self` with the slices at positions `index` along `axis` replaced by
+/// those of `source` (torch.Tensor.index_copy): out.select(axis, index[i]) =
+/// source.select(axis, i), every other slice self's.
+///   self [..., L, ...] (axis of size L), index [n] i32/i64, source [..., n, ...]
+///   (self's shape with n along axis, self's dtype) -> self's shape and dtype.
+///   index_copy(zeros({2, 4}), 1, tensor_i64({3, 0}, {2}), src)  // src [2,2]:
+///   column 3 = src[:, 0], column 0 = src[:, 1]
+/// Throws loom::Error "[index_copy] ..." for a rank-0 self, an axis out of
+/// range, an index that is not 1-D i32/i64, a source of another shape or
+/// dtype, and (when it runs) an index value outside [0, L). With a repeated
+/// index the last source slice wins on the cpu backends; torch and XLA leave
+/// it unspecified. On a lazy device, when `self` dies here and its buffer is
+/// donated (a KV cache rewritten every step), only the n slices are written.
+/// Gradient: for self the incoming gradient with the indexed slices zeroed,
+/// for source its slices at `index` (index_select).
+Tensor index_copy(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& source);
 /// base + src scattered by `index` along `axis` (Tensor.scatter_add).
 Tensor scatter_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src);
 /// weight: [V, C], ids: [...] -> [..., C].

@@ -55,6 +55,14 @@ std::vector<Tensor> grad_index_select(const GradNode& n, const Tensor& g) {
 std::vector<Tensor> grad_index_add(const GradNode& n, const Tensor& g) {
   return {g, Tensor(), index_select(g, n.attrs.axis, in(n, 1))};
 }
+// out = self with slices `index` replaced: self's gradient is g with those
+// slices zeroed (index_copy of zeros), source's the slices of g there.
+std::vector<Tensor> grad_index_copy(const GradNode& n, const Tensor& g) {
+  const Tensor& index = in(n, 1);
+  Tensor zero_rows = zeros_like(in(n, 2));
+  return {index_copy(g, n.attrs.axis, index, zero_rows), Tensor(),
+          index_select(g, n.attrs.axis, index)};
+}
 std::vector<Tensor> grad_scatter_add(const GradNode& n, const Tensor& g) {
   return {g, Tensor(), gather(g, n.attrs.axis, in(n, 1))};
 }

@@ -171,6 +171,12 @@ Tensor index_add(const Tensor& base, int64_t axis, const Tensor& index, const Te
   return autograd::apply(OpKind::k_index_add, {base, index, src}, a);
 }
 
+Tensor index_copy(const Tensor& self, int64_t axis, const Tensor& index, const Tensor& source) {
+  Attrs a;
+  a.axis = normalize_axis(axis, rank_of(self, "index_copy"), "index_copy");
+  return autograd::apply(OpKind::k_index_copy, {self, index, source}, a);
+}
+
 Tensor scatter_add(const Tensor& base, int64_t axis, const Tensor& index, const Tensor& src) {
   Attrs a;
   a.axis = normalize_axis(axis, rank_of(base, "scatter_add"), "scatter_add");

@@ -76,9 +76,17 @@ std::function<void()> timed_kernel(bool on, int kind, int64_t bytes, std::functi
     metrics::add_counter(n.bytes, bytes);
   };
 }
-// The bytes of a step's operands and results (0 unless `on`).
-int64_t step_bytes(bool on, const ir::Graph& g, const compiler::Step& step) {
+// The bytes of a step's operands and results (0 unless `on`). An
+// index_copy whose output is its self's buffer (planned in place or
+// donated) reads the index and the source and writes the source's bytes
+// into it: self's other slices are not touched.
+int64_t step_bytes(bool on, const ir::Graph& g, const compiler::Step& step,
+                   const std::vector<void*>* ptr = nullptr) {
   if (!on) return 0;
+  if (ptr != nullptr && !step.fused && step.instr.op == ops::OpKind::k_index_copy &&
+      (*ptr)[step.outputs[0]] == (*ptr)[step.inputs[0]])
+    return static_cast<int64_t>(g.type_of(step.inputs[1]).nbytes() +
+                                2 * g.type_of(step.inputs[2]).nbytes());
   int64_t bytes = 0;
   for (const std::vector<int>* vs : {&step.inputs, &step.outputs})
     for (int v : *vs) bytes += static_cast<int64_t>(g.type_of(v).nbytes());
@@ -347,7 +355,7 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
     for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
     call.output = {ptr[step.outputs[0]], step.instr.type};
     b.stream().enqueue(timed_kernel(kernel_times_, static_cast<int>(step.instr.op),
-                                    step_bytes(kernel_times_, g, step),
+                                    step_bytes(kernel_times_, g, step, &ptr),
                                     [&b, call] { b.run(call); }));
     return;
   }

@@ -1,8 +1,10 @@
 // loom::StaticCache (loom/kv_cache.h): fixed-size key/value buffers written
-// with ops that exist for every device — one_hot marks the rows being
-// written, where() clears them and index_add() adds the new keys/values in —
-// so the write position is data (a graph input), never a constant, and the
-// lazy device sees one graph for every decode step.
+// with index_copy() at the rows cache_position names (transformers'
+// StaticCache.update uses index_copy_), so the write position is data (a
+// graph input), never a constant, and the lazy device sees one graph for
+// every decode step. On the lazy device each buffer dies in its write and
+// is donated to the new one, so the write touches only the new rows
+// (docs/generation.md).
 // Assumes cache_position is a 1-D i64/i32 tensor on the cache's device.
 #include "loom/kv_cache.h"
 
@@ -56,11 +58,9 @@ std::pair<Tensor, Tensor> StaticCache::update(int64_t layer, const Tensor& key, 
                    t->size(2) == s && t->size(3) == head_dim_,
                "[StaticCache] update: key/value must be [", batch_, ", ", num_heads_, ", ", s, ", ",
                head_dim_, "], got ", t->defined() ? to_string(t->shape()) : "undefined");
-  // written[j] = 1 for the rows named by cache_position: [L] -> [1,1,L,1].
-  Tensor written = sum(one_hot(cache_position, max_cache_len_), {0});
-  Tensor keep = reshape(eq(written, 0.0), {1, 1, max_cache_len_, 1});
+  // Rows cache_position of [B, H, L, D] := rows [B, H, S, D].
   auto write = [&](Tensor& buffer, const Tensor& rows) {
-    buffer = index_add(where(keep, buffer, 0.0), 2, cache_position, cast(rows, dtype_));
+    buffer = index_copy(buffer, 2, cache_position, cast(rows, dtype_));
   };
   size_t i = static_cast<size_t>(layer);
   write(keys_[i], key);

@@ -263,16 +263,18 @@ TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
                    " outside axis ", a.axis);
       return {in[1].shape, x.dtype};
     }
-    case OpKind::k_index_add: {
+    case OpKind::k_index_add:
+    case OpKind::k_index_copy: {  // (self, index [n], source: self's shape with n along axis)
       check_axis(op, a.axis, x.shape.size());
       check_index(op, in[1]);
       Shape expect = x.shape;
-      LOOM_CHECK(in[1].shape.size() == 1, "[index_add] index must be 1-D, got ",
+      LOOM_CHECK(in[1].shape.size() == 1, "[", name(op), "] index must be 1-D, got ",
                  to_string(in[1].shape));
       expect[a.axis] = in[1].shape[0];
-      LOOM_CHECK(in[2].shape == expect, "[index_add] source shape ", to_string(in[2].shape),
+      LOOM_CHECK(in[2].shape == expect, "[", name(op), "] source shape ", to_string(in[2].shape),
                  " should be ", to_string(expect));
-      LOOM_CHECK(in[2].dtype == x.dtype, "[index_add] dtypes differ");
+      LOOM_CHECK(in[2].dtype == x.dtype, "[", name(op), "] dtypes differ: self ",
+                 dtype_name(x.dtype), ", source ", dtype_name(in[2].dtype));
       return x;
     }
     default: {  // scatter_add(base, index, src)

@@ -486,5 +486,61 @@ TEST(MemoryPlan, AnIndexAddWritesOverItsDyingBase) {
   EXPECT_TRUE(listed);
 }
 
+// A KV cache write: the cache %0 is read last by the index_copy that
+// rewrites it, so the new cache %3 (a graph output) takes %0's buffer;
+// an index_copy of an intermediate (%5 over %4, dying there) writes over
+// it in the arena. Either way the kernel copies only the new rows
+// (tests/backends/cpu_index_shape_test.cpp).
+TEST(MemoryPlan, AnIndexCopyWritesOverItsDyingSelf) {
+  Program p = lower(ir::parse("graph(%0: f32[1,2,8,4], %1: i64[1], %2: f32[1,2,1,4]) {\n"
+                              "  %3 = index_copy(%0, %1, %2) axis=2 : f32[1,2,8,4]\n"
+                              "  %4 = exp(%3) : f32[1,2,8,4]\n"
+                              "  %5 = index_copy(%4, %1, %2) axis=2 : f32[1,2,8,4]\n"
+                              "  %6 = sum(%5) : f32[]\n"
+                              "  return (%3, %6)\n}\n"),
+                    false);
+  MemoryPlan m = plan_memory(p);
+  EXPECT_EQ(m.donor[3], 0) << "the new cache is the old cache's buffer";
+  EXPECT_EQ(m.donated_to[0], 3);
+  EXPECT_EQ(m.donated_to[2], -1) << "the source rows are never written over";
+  ASSERT_EQ(m.placement[4], Placement::arena);
+  EXPECT_EQ(m.offset[5], m.offset[4]);
+  bool listed = false;
+  for (const InPlace& ip : m.in_place) listed = listed || (ip.output == 5 && ip.input == 4);
+  EXPECT_TRUE(listed);
+}
+
+// index_copy(x, 0, perm, x) permutes x's rows: writing them into x's own
+// buffer would read rows already overwritten. Neither the donation (%2
+// over %0) nor the in-place reuse (%4 over %3) may happen, and the
+// Executable gives the unplanned numbers.
+TEST(MemoryPlan, AnIndexCopyNeverWritesOverTheSourceItReads) {
+  ir::Graph g = ir::parse(
+      "graph(%0: f32[4,3], %1: i64[4]) {\n"
+      "  %2 = index_copy(%0, %1, %0) : f32[4,3]\n"
+      "  %3 = exp(%2) : f32[4,3]\n"
+      "  %4 = index_copy(%3, %1, %3) : f32[4,3]\n"
+      "  %5 = sum(%4) : f32[]\n"
+      "  return (%2, %5)\n}\n");
+  Program p = lower(g, false);
+  MemoryPlan m = plan_memory(p);
+  EXPECT_EQ(m.donor[2], -1);
+  EXPECT_NE(m.offset[4], m.offset[3]);
+  for (const InPlace& ip : m.in_place) EXPECT_NE(ip.output, 4);
+  std::vector<cpu_test::Operand> in = {cpu_test::random_operand({4, 3}, DType::f32, 3, -1, 1),
+                                       cpu_test::operand_of({2, 0, 3, 1}, {4}, DType::i64)};
+  const backends::Backend& cpu = backends::cpu_backend();
+  auto want = testing::run_graph(cpu, g, in);
+  auto exe = cpu.compile(std::make_shared<const Program>(lower(g, false)));
+  auto outs = exe->run({in[0].buffer, in[1].buffer}, {true, false});
+  ASSERT_EQ(outs.size(), want.size());
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const ops::TensorType& t = g.type_of(g.outputs[o]);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      ASSERT_EQ(load_as_double(outs[o]->data(), t.dtype, i), want[o][i])
+          << "output " << o << " at " << i;
+  }
+}
+
 }  // namespace
 }  // namespace loom::compiler::memory

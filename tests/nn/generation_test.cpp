@@ -1,7 +1,8 @@
 // loom::generate and the StaticCache on the tiny GPT-2 fixture
 // (tests/fixtures/models/gpt2, vocab 96, n_positions 64): the cached path
 // gives the same tokens and logits as recomputing the whole sequence, the
-// lazy device compiles two graphs for a whole generation, top_k = 1 sampling
+// lazy device compiles two graphs for a whole generation and writes only
+// the new rows of each cache buffer in a decode step, top_k = 1 sampling
 // is greedy, seeded sampling repeats, and the logits warpers follow
 // transformers' TopK/TopP warpers on hand-computed rows.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/scoped_env.h"
 #include "loom/generation.h"
 #include "nn/model_test_util.h"
 
@@ -80,6 +82,41 @@ TEST(Generation, LazyCompilesAtMostTwoGraphs) {
   auto eager = tiny_gpt2(Device("cpu"));
   GenerateOutput ref = generate(*eager, prompt(), greedy(10, false));
   EXPECT_EQ(out.sequences.to_vector<int64_t>(), ref.sequences.to_vector<int64_t>());
+}
+
+// A lazy decode step rewrites every cache buffer in place: the new buffer
+// is the donated old one, and index_copy moves one row per head (the
+// position and the new rows read, the rows written) instead of copying
+// the whole [B, H, L, D] buffer (twice, with where + index_add, before).
+TEST(Generation, LazyDecodeStepWritesOnlyTheNewCacheRows) {
+  testing::reset_lazy_state();
+  testing::ScopedEnv times("LOOM_KERNEL_TIMES", "1");
+  Device lazy_dev("lazy");
+  auto model = tiny_gpt2(lazy_dev);
+  NoGradGuard no_grad;
+  StaticCache cache = model->new_static_cache(2, 8);  // 2 layers x (K, V) of f32[2, 4, 8, 8]
+  model->forward_with_cache(prompt(lazy_dev), arange(5).to(lazy_dev), cache);
+  lazy::mark_step();
+  lazy::wait();  // the prompt pass ran: the metrics below are the decode step's
+  const int64_t buffer_bytes = 2 * 4 * 8 * 8 * 4, row_bytes = 2 * 4 * 1 * 8 * 4;
+  for (int64_t t = 5; t < 8; ++t) {
+    SCOPED_TRACE("position " + std::to_string(t));
+    metrics::reset();
+    Tensor ids = tensor_i64({1, 2}, {2, 1}).to(lazy_dev);
+    Tensor pos = tensor_i64({t}, {1}).to(lazy_dev);
+    Tensor logits = model->forward_with_cache(ids, pos, cache).logits;
+    lazy::mark_step();
+    lazy::wait();
+    EXPECT_EQ(logits.shape(), (Shape{2, 1, 96}));
+    EXPECT_EQ(metrics::counter("ExecuteCount"), 1);
+    EXPECT_EQ(metrics::timer_count("KernelTime.index_copy"), 4);
+    EXPECT_EQ(metrics::counter("KernelBytes.index_copy"), 4 * (8 + 2 * row_bytes))
+        << "a cache write copied more than the new rows";
+    EXPECT_GE(metrics::counter("DonatedBytes"), 4 * buffer_bytes);
+    EXPECT_EQ(metrics::counter("DonationVetoed"), 0);
+    EXPECT_EQ(metrics::counter("KernelBytes.where"), 0);
+    EXPECT_EQ(metrics::counter("KernelBytes.index_add"), 0);
+  }
 }
 
 TEST(Generation, TopK1SamplingIsGreedy) {

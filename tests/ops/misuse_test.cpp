@@ -82,6 +82,31 @@ TEST(Misuse, MismatchedShapes) {
       "[index_add] source shape [2,4] should be [2,3]");
   expect_error(
       [] {
+        index_copy(f32({5, 3}), 0, i64({2}), f32({2, 4}));
+      },
+      "[index_copy] source shape [2,4] should be [2,3]");
+  expect_error(
+      [] {
+        index_copy(f32({1, 2, 8, 4}), 2, i64({1}), f32({1, 2, 2, 4}));
+      },
+      "[index_copy] source shape [1,2,2,4] should be [1,2,1,4]");
+  expect_error(
+      [] {
+        index_copy(f32({5, 3}), 0, i64({2, 1}), f32({2, 3}));
+      },
+      "[index_copy] index must be 1-D, got [2,1]");
+  expect_error(
+      [] {
+        index_copy(f32({5, 3}), 0, i64({2}), zeros({2, 3}, DType::bf16));
+      },
+      "[index_copy] dtypes differ: self float32, source bfloat16");
+  expect_error(
+      [] {
+        index_copy(f32({5, 3}), 0, f32({2}), f32({2, 3}));
+      },
+      "[index_copy] index dtype float32 is not supported");
+  expect_error(
+      [] {
         split(f32({5}), std::vector<int64_t>{2, 2}, 0);
       },
       "[split] sizes [2,2] do not sum to 5 along axis 0");
@@ -103,6 +128,11 @@ TEST(Misuse, BadAxis) {
         gather(f32({2, 3}), 2, i64({2, 3}));
       },
       "[gather] axis 2 is out of range for rank 2");
+  expect_error(
+      [] {
+        index_copy(f32({2, 3}), 2, i64({1}), f32({2, 1}));
+      },
+      "[index_copy] axis 2 is out of range for rank 2");
   expect_error([] { permute(f32({2, 3}), {0}); }, "[permute] perm of length 1 for rank 2");
   expect_error([] { permute(f32({2, 3}), {1, 1}); }, "[permute] axis 1 is repeated");
   expect_error(
@@ -175,6 +205,16 @@ TEST(Misuse, BadIndexValue) {
         scatter_add(f32({2, 3}), 0, tensor_i64({5}, {1, 1}), f32({1, 1}));
       },
       "[scatter_add] index 5 is out of range for size 2");
+  expect_error(
+      [] {
+        index_copy(f32({2, 3}), 0, tensor_i64({0, 2}, {2}), f32({2, 3}));
+      },
+      "[index_copy] index 2 is out of range for size 2");
+  expect_error(
+      [] {
+        index_copy(f32({1, 2, 4, 3}), 2, tensor_i64({-1}, {1}), f32({1, 2, 1, 3}));
+      },
+      "[index_copy] index -1 is out of range for size 4");
   expect_error(
       [] {
         one_hot(tensor_i64({0, 4}, {2}), 4);

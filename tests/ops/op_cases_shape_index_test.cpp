@@ -1,7 +1,9 @@
 // Op test table, data movement and indexing: reshape, permute, expand,
-// slice, concat; gather, index_select, index_add, scatter_add, embedding,
-// one_hot. Index operands are random in range (repeats on purpose: the
-// scatter-adds must accumulate). (Table entries only; see op_cases.h.)
+// slice, concat; gather, index_select, index_add, index_copy, scatter_add,
+// embedding, one_hot. Index operands are random in range (repeats on
+// purpose: the scatter-adds must accumulate), except index_copy's, which
+// are distinct (a repeated row is overwritten: no gradient reaches it).
+// (Table entries only; see op_cases.h.)
 #include "ops/op_cases.h"
 
 // Cases are designated initializers that leave later fields at their defaults.
@@ -174,6 +176,39 @@ void add_scatter_cases(std::vector<OpCase>& t) {
   }
 }
 
+// index_copy: self [x], distinct rows `rows` along `axis`, source [src].
+void add_index_copy_cases(std::vector<OpCase>& t) {
+  struct CopySpec {
+    const char* name;
+    Shape x;
+    std::vector<double> rows;
+    int64_t axis;
+    Shape src;
+    DType index_dtype = DType::i64;
+    bool grad = true;
+  };
+  for (const CopySpec& s : std::vector<CopySpec>{
+           {"rows", {5, 3}, {3, 0}, 0, {2, 3}},
+           {"cols_i32", {3, 7}, {6, 1, 4}, 1, {3, 3}, DType::i32},
+           {"kv_cache_rows", {2, 3, 6, 4}, {4}, 2, {2, 3, 1, 4}},  // [B, H, L, D], one new row
+           {"prompt_rows", {1, 2, 9, 5}, {0, 1, 2, 3, 4}, 2, {1, 2, 5, 5}},
+           {"negative_axis", {2, 9}, {8, 0}, -1, {2, 2}},
+           {"all_rows_permuted", {4, 6}, {2, 0, 3, 1}, 0, {4, 6}},
+           {"empty_index", {4, 3}, {}, 0, {0, 3}, DType::i64, false}}) {
+    CopySpec c = s;
+    t.push_back({.op = OpKind::k_index_copy,
+                 .name = s.name,
+                 .dtypes = kAll,
+                 .make = [c](CaseEnv& e) -> Inputs {
+                   Shape n = {static_cast<int64_t>(c.rows.size())};
+                   return {e.data(c.x), e.values(c.rows, n, c.index_dtype), e.data(c.src)};
+                 },
+                 .run = [c](const Inputs& in,
+                            const CaseEnv&) { return index_copy(in[0], c.axis, in[1], in[2]); },
+                 .grad = s.grad});
+  }
+}
+
 void add_embedding_cases(std::vector<OpCase>& t) {
   for (const IndexSpec& s :
        std::vector<IndexSpec>{{"ids_2d", {10, 6}, {2, 3}, 0, 10},
@@ -223,6 +258,7 @@ void add_shape_index_cases(std::vector<OpCase>& t) {
   add_shape_cases(t);
   add_gather_cases(t);
   add_scatter_cases(t);
+  add_index_copy_cases(t);
   add_embedding_cases(t);
 }
 

@@ -190,6 +190,9 @@ void add_index_ops(std::map<std::string, OpEntry>& t) {
   t["index_add"] = one(OpKind::k_index_add, [axis](const Args& x, const json& a) {
     return index_add(x[0], axis(a), x[1], x[2]);
   });
+  t["index_copy"] = one(OpKind::k_index_copy, [axis](const Args& x, const json& a) {
+    return index_copy(x[0], axis(a), x[1], x[2]);
+  });
   t["scatter_add"] = one(OpKind::k_scatter_add, [axis](const Args& x, const json& a) {
     return scatter_add(x[0], axis(a), x[1], x[2]);
   });

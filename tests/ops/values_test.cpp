@@ -3,9 +3,9 @@
 // log_softmax of [1, 2, 3], layer_norm of [1, 2, 3, 4], cross_entropy with
 // ignore_index and label smoothing, causal attention on 2x2, PyTorch's type
 // promotion (torch.result_type), casts, reductions with NaN and ties, index
-// ops with repeated indices, and Philox streams (the Random123 known-answer
-// vector for counter 0, key 0). Constants were computed in double precision
-// from the formulas named beside them.
+// ops with repeated indices, index_copy and its gradient, and Philox streams (the Random123
+// known-answer vector for counter 0, key 0). Constants were computed in double precision from the
+// formulas named beside them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -237,6 +237,55 @@ TEST(OpValues, IndexOpsAccumulateRepeats) {
     Tensor h = one_hot(tensor_i64({1, 0, 2}, {3}, d), 3);
     EXPECT_EQ(h.dtype(), DType::i64);
     EXPECT_TRUE(all_close(h, {0, 1, 0, 1, 0, 0, 0, 0, 1}, 0, 0));
+  }
+}
+
+TEST(OpValues, IndexCopyReplacesTheIndexedSlices) {
+  for (const Device& d : kDevices) {
+    SCOPED_TRACE(d.str());
+    Tensor x = tensor({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {4, 3}, d);
+    Tensor rows = tensor({-1, -2, -3, -4, -5, -6}, {2, 3}, d);
+    // Rows 3 and 1 replaced by the source's rows 0 and 1; rows 0 and 2 kept.
+    EXPECT_TRUE(all_close(index_copy(x, 0, tensor_i64({3, 1}, {2}, d), rows),
+                          {1, 2, 3, -4, -5, -6, 7, 8, 9, -1, -2, -3}, 0, 0));
+    // Along axis 1 with an i32 index: column 2 <- source column 0, column 0
+    // <- source column 1, in every row.
+    Tensor y = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, d);
+    Tensor cols = tensor({10, 20, 30, 40}, {2, 2}, d);
+    EXPECT_TRUE(all_close(index_copy(y, 1, tensor_i64({2, 0}, {2}, d).to(DType::i32), cols),
+                          {20, 2, 10, 40, 5, 30}, 0, 0));
+    // A KV cache [B=1, H=2, L=4, D=2]: row 2 of each head written.
+    Tensor cache = zeros({1, 2, 4, 2}, DType::f32, d);
+    Tensor kv = tensor({1, 2, 3, 4}, {1, 2, 1, 2}, d);
+    EXPECT_TRUE(all_close(index_copy(cache, 2, tensor_i64({2}, {1}, d), kv),
+                          {0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 3, 4, 0, 0}, 0, 0));
+    // A repeated index: the last source row wins (torch leaves it unspecified).
+    EXPECT_TRUE(all_close(index_copy(x, 0, tensor_i64({1, 1}, {2}, d), rows),
+                          {1, 2, 3, -4, -5, -6, 7, 8, 9, 10, 11, 12}, 0, 0));
+    // Bool and i64 elements move unchanged.
+    Tensor flags = tensor_i64({0, 0, 0}, {3}, d).to(DType::boolean);
+    Tensor on = tensor_i64({1}, {1}, d).to(DType::boolean);
+    Tensor set = index_copy(flags, 0, tensor_i64({1}, {1}, d), on);
+    EXPECT_EQ(set.dtype(), DType::boolean);
+    EXPECT_EQ(set.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 0}));
+    Tensor big = tensor_i64({int64_t{1} << 40, 7}, {2}, d);
+    EXPECT_EQ(index_copy(big, 0, tensor_i64({1}, {1}, d), tensor_i64({-(int64_t{1} << 41)}, {1}, d))
+                  .to_vector<int64_t>(),
+              (std::vector<int64_t>{int64_t{1} << 40, -(int64_t{1} << 41)}));
+  }
+}
+
+TEST(OpValues, IndexCopyGradientZeroesTheReplacedRows) {
+  for (const Device& d : kDevices) {
+    SCOPED_TRACE(d.str());
+    Tensor x = zeros({4, 2}, DType::f32, d).requires_grad_();
+    Tensor src = zeros({2, 2}, DType::f32, d).requires_grad_();
+    Tensor g = tensor({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}, d);
+    index_copy(x, 0, tensor_i64({3, 1}, {2}, d), src).backward(g);
+    // x's rows 1 and 3 were replaced: no gradient reaches them.
+    EXPECT_TRUE(all_close(x.grad(), {1, 2, 0, 0, 5, 6, 0, 0}, 0, 0));
+    // src row 0 went to row 3, src row 1 to row 1.
+    EXPECT_TRUE(all_close(src.grad(), {7, 8, 3, 4}, 0, 0));
   }
 }
 

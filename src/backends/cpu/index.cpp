@@ -1,11 +1,12 @@
 // Optimized index kernels: embedding, index_select, gather (row / element
-// copies), index_add, scatter_add (accumulate), one_hot. Every index is
-// validated first, in flat order, with the reference's message, so a bad
-// index throws loom::Error before any parallel loop starts. Accumulating
-// kernels parallelize only over positions that cannot collide (outer x inner
-// blocks) and add along the indexed axis in index order, as the reference;
-// they add in f32 (floating dtypes) or int64. Bool accumulation goes to the
-// reference kernel.
+// copies), index_copy (slice copies; only the slices when the memory plan
+// gives the output self's buffer), index_add, scatter_add (accumulate),
+// one_hot. Every index is validated first, in flat order, with the
+// reference's message, so a bad index throws loom::Error before any
+// parallel loop starts. Accumulating kernels parallelize only over
+// positions that cannot collide (outer x inner blocks) and add along the
+// indexed axis in index order, as the reference; they add in f32 (floating
+// dtypes) or int64. Bool accumulation goes to the reference kernel.
 #include <algorithm>
 #include <cstring>
 
@@ -225,6 +226,47 @@ void cpu_index_add(const OpCall& call) {
   if (is_floating(dt)) return index_add_typed<float>(c, idx);
   if (dt == DType::boolean) return reference::ref_index_add(c);
   index_add_typed<int64_t>(c, idx);
+}
+
+// out = self with slices idx[k] along the axis replaced by source's slice k.
+// When the output is self's buffer (planned in place: a donated KV cache)
+// self is not copied, so the kernel moves n slices, not the whole tensor.
+// A repeated index keeps the last slice (rows in index order per outer
+// block); distinct indices copy every (outer, k) slice in parallel.
+void cpu_index_copy(const OpCall& call) {
+  OpCall c = rank1(call);
+  AxisSplit self = split_at(c.inputs[0].type.shape, c.attrs->axis);
+  AxisSplit src = split_at(c.inputs[2].type.shape, c.attrs->axis);
+  std::vector<int64_t> idx = checked_indices(c.inputs[1], self.size, "index_copy");
+  const size_t esize = dtype_size(c.output.type.dtype);
+  char* out = static_cast<char*>(c.output.data);
+  const char* x = static_cast<const char*>(c.inputs[0].data);
+  const char* s = static_cast<const char*>(c.inputs[2].data);
+  if (out != x) {
+    const int64_t bytes = static_cast<int64_t>(c.output.type.nbytes());
+    parallel_for(bytes, byte_grain(1), [&](int64_t lo, int64_t hi) {
+      std::memcpy(out + lo, x + lo, static_cast<size_t>(hi - lo));
+    });
+  }
+  const size_t slice = static_cast<size_t>(src.inner) * esize;
+  if (slice == 0 || src.size == 0) return;
+  auto copy_slice = [&](int64_t o, int64_t k) {
+    std::memcpy(out + (o * self.size + idx[k]) * slice, s + (o * src.size + k) * slice, slice);
+  };
+  std::vector<int64_t> sorted = idx;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) {
+    parallel_for(src.outer * src.size, byte_grain(static_cast<int64_t>(slice)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t r = b; r < e; ++r) copy_slice(r / src.size, r % src.size);
+                 });
+    return;
+  }
+  parallel_for(src.outer, byte_grain(src.size * static_cast<int64_t>(slice)),
+               [&](int64_t b, int64_t e) {
+                 for (int64_t o = b; o < e; ++o)
+                   for (int64_t k = 0; k < src.size; ++k) copy_slice(o, k);
+               });
 }
 
 void cpu_gather(const OpCall& call) {

@@ -54,6 +54,9 @@ void cpu_attention_backward(const OpCall& call);
 void cpu_embedding(const OpCall& call);
 void cpu_index_select(const OpCall& call);
 void cpu_index_add(const OpCall& call);
+/// Writes only the indexed slices when the output is self's buffer (the
+/// memory plan's in-place / donated case); else copies self first.
+void cpu_index_copy(const OpCall& call);
 void cpu_gather(const OpCall& call);
 void cpu_scatter_add(const OpCall& call);
 void cpu_one_hot(const OpCall& call);

@@ -1,6 +1,7 @@
-// Reference index kernels: embedding, index_select, index_add, gather,
-// scatter_add, one_hot — torch semantics (torch.gather / Tensor.scatter_add_ /
-// index_select / index_add_); every index is bounds-checked.
+// Reference index kernels: embedding, index_select, index_add, index_copy,
+// gather, scatter_add, one_hot — torch semantics (torch.gather /
+// Tensor.scatter_add_ / index_select / index_add_ / index_copy_); every
+// index is bounds-checked.
 #include "backends/reference/reference.h"
 
 namespace loom::backends::reference {
@@ -38,6 +39,21 @@ void ref_index_add(const OpCall& c) {
     for (int64_t o = 0; o < src.outer; ++o)
       for (int64_t i = 0; i < src.inner; ++i)
         r[(o * base.size + dst) * base.inner + i] += s[(o * src.size + k) * src.inner + i];
+  }
+  store(c.output, r);
+}
+
+// out = self, then slice index[k] along axis = source's slice k, for k in
+// order (a repeated index: the last slice wins).
+void ref_index_copy(const OpCall& c) {
+  AxisSplit self = split_at(c.inputs[0].type.shape, c.attrs->axis);
+  AxisSplit src = split_at(c.inputs[2].type.shape, c.attrs->axis);
+  std::vector<double> r = load(c.inputs[0]), s = load(c.inputs[2]);
+  for (int64_t k = 0; k < src.size; ++k) {
+    int64_t dst = checked_index(c.inputs[1], k, self.size, "index_copy");
+    for (int64_t o = 0; o < src.outer; ++o)
+      for (int64_t i = 0; i < src.inner; ++i)
+        r[(o * self.size + dst) * self.inner + i] = s[(o * src.size + k) * src.inner + i];
   }
   store(c.output, r);
 }

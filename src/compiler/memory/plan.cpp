@@ -153,7 +153,7 @@ class Planner {
     if (in_place_allowed(s, v)) {
       for (int w : step.inputs) {
         if (plan_.placement[w] != Placement::arena || g_.type_of(w) != g_.type_of(v)) continue;
-        if (!step.fused && w != step.inputs[0]) continue;  // index_add: over its base only
+        if (!step.fused && !writable_operand_zero(step, w)) continue;  // index_add/copy
         const Buffer& b = buffers_[buffer_of_[w]];
         if (b.taken_at == s) continue;  // another output of this step took it
         if (b.sliced ? !view_free_after(step, s, w) : b.last != s) continue;  // read later
@@ -194,14 +194,30 @@ class Planner {
     }
     return true;
   }
-  // Fused elementwise outputs, the reduction's result excluded; and an
+  // An index_add / index_copy writes over operand 0 only (`w`), and only
+  // when no other operand reads its bytes: the kernels read the source
+  // while they write the output, so index_copy(x, 0, idx, x) or a source
+  // sharing x's buffer (a reshape alias) must not be written over.
+  bool writable_operand_zero(const Step& step, int w) const {
+    if (step.inputs.empty() || step.inputs[0] != w) return false;
+    for (size_t k = 1; k < step.inputs.size(); ++k) {
+      int u = step.inputs[k];
+      if (u == w || (buffer_of_[u] >= 0 && buffer_of_[u] == buffer_of_[w])) return false;
+    }
+    return true;
+  }
+  // Fused elementwise outputs, the reduction's result excluded; an
   // index_add over its base (an embedding's gradient, [V, C], scattered
   // into zeros): its kernels read the base before they write the output
   // (backends/cpu/index.cpp, reference/index.cpp), and a base that dies
-  // here needs no second [V, C].
+  // here needs no second [V, C]; and an index_copy over its self (a KV
+  // cache buffer, donated each decode step): the cpu kernel then writes
+  // only the indexed slices, the reference reads self before it writes.
   bool in_place_allowed(int s, int v) const {
     const Step& step = p_.steps[s];
-    if (!step.fused) return step.instr.op == ops::OpKind::k_index_add;
+    if (!step.fused)
+      return step.instr.op == ops::OpKind::k_index_add ||
+             step.instr.op == ops::OpKind::k_index_copy;
     return !(step.group.has_reduce && v == step.outputs.back());
   }
 
@@ -224,6 +240,7 @@ class Planner {
         if (plan_.donated_to[i] >= 0 || is_output_[i] || g_.type_of(i) != g_.type_of(v)) continue;
         int u = plan_.last[i];
         if (!(u < s || (u == s && in_place_ok))) continue;
+        if (u == s && !p_.steps[s].fused && !writable_operand_zero(p_.steps[s], i)) continue;
         if (best < 0 || better_donor(i, best, s)) best = i;
       }
       if (best >= 0) {

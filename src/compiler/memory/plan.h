@@ -18,7 +18,8 @@
 // buffer of an input of the same type that dies there (each element is read
 // before it is written: backends::FusedCall) — the in-place reuses, listed;
 // so may an index_add's output take its base's (the kernels read the base
-// before writing).
+// before writing) and an index_copy's its self's (the cpu kernel then
+// copies only the indexed slices: a donated KV cache gets one row a step).
 // A reshape step whose input and output are both arena values is an alias:
 // the output shares the input's buffer and the step runs no kernel
 // (`alias_steps`); so is a contiguous slice (step 1, every axis before the

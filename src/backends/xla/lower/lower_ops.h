@@ -5,7 +5,8 @@
 //   lower_elementwise.cpp   unary/binary/compare/where/cast, full, arange
 //   lower_reduce_matmul.cpp sum/mean/max/min/var/argmax, matmul
 //   lower_shape_index.cpp   reshape/permute/expand/slice/concat, embedding,
-//                           gather/index_select/index_add/scatter_add/one_hot
+//                           gather/index_select/index_add/index_copy/scatter_add/
+//                           one_hot
 //   lower_random.cpp        Philox4x32-10 in integer ops: uniform/normal/dropout
 //   lower_attention.cpp     attention_backward (dense, recomputing the probabilities)
 // Numerics follow backends/reference/ (the oracle): bf16/f16 compute in f32

@@ -1,13 +1,15 @@
 // Lowering of the data-movement ops (reshape, permute, expand, slice, concat)
-// and the index ops (embedding, index_select, gather, index_add, scatter_add,
-// one_hot) to StableHLO, with torch's semantics as the reference implements
-// them (backends/reference/shape.cpp, index.cpp). embedding and
-// index_select are row gathers; torch.gather / scatter_add index every
-// element, so they gather / scatter with full coordinates (iota on every dim
-// but `axis`, the index operand on it). Sums inside index_add / scatter_add
-// run in f32 for bf16/f16 (i32 for bool) and round once. Unlike the
-// reference, an out-of-range index does not throw: XLA clamps a gather's
-// start and drops a scatter's update (StableHLO spec, gather / scatter).
+// and the index ops (embedding, index_select, gather, index_add, index_copy,
+// scatter_add, one_hot) to StableHLO, with torch's semantics as the
+// reference implements them (backends/reference/shape.cpp, index.cpp).
+// embedding and index_select are row gathers; torch.gather / scatter_add
+// index every element, so they gather / scatter with full coordinates (iota
+// on every dim but `axis`, the index operand on it); index_copy is a
+// scatter whose update replaces the element. Sums inside index_add /
+// scatter_add run in f32 for bf16/f16 (i32 for bool) and round once.
+// Unlike the reference, an out-of-range index does not throw: XLA clamps a
+// gather's start and drops a scatter's update (StableHLO spec, gather /
+// scatter).
 #include "backends/xla/lower/lower_ops.h"
 #include "loom/error.h"
 
@@ -52,14 +54,17 @@ std::string index_gather_text(const Val& x, const Val& idx, const std::vector<in
          tensor_type(x) + ", " + tensor_type(idx) + ") -> " + tensor_type(out, x.elem);
 }
 
-// scatter-add of `src` into `base` (same element type) at `idx`.
-Val index_scatter_add(HloEmitter& e, const Val& base, const Val& idx, const Val& src,
-                      const std::vector<int64_t>& window, const std::vector<int64_t>& inserted,
-                      const std::vector<int64_t>& to_operand, int64_t index_vector_dim) {
+// scatter of `src` into `base` (same element type) at `idx`: the sum of
+// the two (add) or the update alone (!add: index_copy's overwrite).
+Val index_scatter(HloEmitter& e, const Val& base, const Val& idx, const Val& src,
+                  const std::vector<int64_t>& window, const std::vector<int64_t>& inserted,
+                  const std::vector<int64_t>& to_operand, int64_t index_vector_dim, bool add) {
   std::string s = tensor_type({}, base.elem), a = e.fresh(), b = e.fresh(), r = e.fresh();
-  std::string region = "({\n    ^bb0(" + a + ": " + s + ", " + b + ": " + s + "):\n      " + r +
-                       " = stablehlo.add " + a + ", " + b + " : " + s +
-                       "\n      stablehlo.return " + r + " : " + s + "\n    })";
+  std::string body = add ? r + " = stablehlo.add " + a + ", " + b + " : " + s +
+                               "\n      stablehlo.return " + r + " : " + s
+                         : "stablehlo.return " + b + " : " + s;
+  std::string region =
+      "({\n    ^bb0(" + a + ": " + s + ", " + b + ": " + s + "):\n      " + body + "\n    })";
   return e.emit("\"stablehlo.scatter\"(" + base.name + ", " + idx.name + ", " + src.name + ") " +
                     region + " {indices_are_sorted = false, scatter_dimension_numbers = " +
                     "#stablehlo.scatter<update_window_dims = " + int_list(window) +
@@ -134,16 +139,23 @@ Val lower_index(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args
       std::string work = index_work_elem(x.elem);
       Val coords = index_full_coordinates(e, args[1], axis);
       std::vector<int64_t> all = index_iota_list(rank);
-      Val r = index_scatter_add(e, cast_to(e, x, work), coords, cast_to(e, args[2], work), {}, all,
-                                all, rank);
+      Val r = index_scatter(e, cast_to(e, x, work), coords, cast_to(e, args[2], work), {}, all, all,
+                            rank, true);
       return cast_to(e, r, x.elem);
     }
     case OpKind::k_index_add: {  // base[.., index[k], ..] += src[.., k, ..] along axis
       std::string work = index_work_elem(x.elem);
       Val idx = e.reshape(cast_to(e, args[1], "i64"), {args[1].shape[0], 1});
-      Val r = index_scatter_add(e, cast_to(e, x, work), idx, cast_to(e, args[2], work),
-                                index_iota_list(rank, axis), {axis}, {axis}, 1);
+      Val r = index_scatter(e, cast_to(e, x, work), idx, cast_to(e, args[2], work),
+                            index_iota_list(rank, axis), {axis}, {axis}, 1, true);
       return cast_to(e, r, x.elem);
+    }
+    case OpKind::k_index_copy: {  // self[.., index[k], ..] = source[.., k, ..] along axis
+      // No arithmetic: the elements move in their own type. With the
+      // output aliased to a donated self, XLA updates the rows in place.
+      Val idx = e.reshape(cast_to(e, args[1], "i64"), {args[1].shape[0], 1});
+      return index_scatter(e, x, idx, args[2], index_iota_list(rank, axis), {axis}, {axis}, 1,
+                           false);
     }
     case OpKind::k_one_hot: {  // out[..., c] = (index[...] == c)
       Val idx = cast_to(e, x, "i64");
