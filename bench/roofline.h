@@ -30,6 +30,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -196,7 +197,7 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
       "roofline (%s): model %.1f GFLOP/step (6N + 12LTC per token), %.1f GFLOP/s = %.1f%% of the "
       "GEMM peak %.1f GFLOP/s\n",
       name.c_str(), flops * 1e-9, achieved, peak > 0 ? 100 * achieved / peak : 0.0, peak);
-  std::vector<std::pair<double, std::string>> outside;  // (ms/step, op)
+  std::vector<std::tuple<double, std::string, double>> outside;  // (ms/step, op, bytes/step)
   double gemm_ms = 0, other_ms = 0, other_bytes = 0;
   for (const auto& [op, v] : after) {
     auto it = before.find(op);
@@ -207,7 +208,7 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
       gemm_ms += ms;
     } else {
       other_ms += ms, other_bytes += bytes;
-      outside.push_back({ms, op});
+      outside.push_back({ms, op, bytes});
     }
   }
   if (gemm_ms + other_ms <= 0) return;
@@ -218,12 +219,14 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
       "  kernels (LOOM_KERNEL_TIMES=1), ms per mean step %.1f: GEMM ops %.1f (%.1f GFLOP/s of "
       "model FLOPs = "
       "%.1f%% of peak); outside GEMMs %.1f = other kernels %.1f (%.1f GB/s, %.1f%% of the triad) "
-      "+ the rest %.1f (trace, launches, waits)\n  largest kernels outside GEMMs, ms/step:",
+      "+ the rest %.1f (trace, launches, waits)\n  largest kernels outside GEMMs, ms/step (MB "
+      "moved/step):",
       mean_ms, gemm_ms, gemm_rate, peak > 0 ? 100 * gemm_rate / peak : 0.0, mean_ms - gemm_ms,
       other_ms, other_rate, peaks.triad > 0 ? 100 * other_rate / peaks.triad : 0.0,
       mean_ms - gemm_ms - other_ms);
   for (size_t i = 0; i < outside.size() && i < 6; ++i)
-    std::printf(" %s %.1f", outside[i].second.c_str(), outside[i].first);
+    std::printf(" %s %.1f (%.0f)", std::get<1>(outside[i]).c_str(), std::get<0>(outside[i]),
+                std::get<2>(outside[i]) * 1e-6);
   std::printf("\n");
 }
 

@@ -61,6 +61,9 @@ void add_shape_cases(std::vector<OpCase>& t) {
   t.push_back(unary_case(OpKind::k_slice, "clamped_step4", {6}, sl(0, -100, 100, 4)));
   t.push_back(unary_case(OpKind::k_slice, "empty_result", {4, 5}, sl(1, 3, 1, 1)));
   t.push_back(unary_case(OpKind::k_slice, "rank3_middle", {2, 5, 3}, sl(1, 1, 4, 1)));
+  // A last-axis piece of every row (GPT-2's q/k/v split): the cpu kernel
+  // copies one contiguous run per row.
+  t.push_back(unary_case(OpKind::k_slice, "rank3_last_axis_piece", {2, 3, 12}, sl(2, 4, 8, 1)));
   t.push_back(unary_case(OpKind::k_slice, "split_last_piece", {7, 3},
                          [](const Tensor& x) { return split(x, 3, 0)[2]; }));
   t.push_back(unary_case(OpKind::k_slice, "split_sizes", {2, 11}, [](const Tensor& x) {

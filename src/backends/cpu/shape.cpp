@@ -168,6 +168,18 @@ void cpu_slice(const OpCall& c) {
   size_t row = out.inner * dtype_size(c.output.type.dtype);
   const char* x = static_cast<const char*>(c.inputs[0].data);
   char* y = static_cast<char*>(c.output.data);
+  if (a.step == 1) {
+    // Step 1: each outer block's slice is one contiguous run of out.size
+    // rows (a last-axis slice, GPT-2's q/k/v split, copies runs of C, not
+    // one memcpy per element).
+    size_t run = out.size * row;
+    parallel_for(out.outer, std::max<int64_t>(1, kByteGrain / std::max<int64_t>(1, run)),
+                 [&](int64_t b, int64_t e) {
+                   for (int64_t o = b; o < e; ++o)
+                     std::memcpy(y + o * run, x + (o * in.size + a.start) * row, run);
+                 });
+    return;
+  }
   parallel_for(out.outer * out.size, std::max<int64_t>(1, kByteGrain / std::max<int64_t>(1, row)),
                [&](int64_t b, int64_t e) {
                  for (int64_t r = b; r < e; ++r) {
