@@ -50,6 +50,11 @@ for model in $MODELS; do
     --tokenizer "$TOKENIZER" 2>/dev/null | tail -1
 done
 
+for mode in $MODES; do  # a bad mode stops here, not inside $(mode_flags ...)'s subshell
+  [[ "$mode" == greedy || "$mode" == sampled ]] ||
+    { echo "generate: unknown mode $mode (greedy, sampled)" >&2; exit 2; }
+done
+
 mode_flags() {  # mode -> flags shared by loom generate and the peer
   case "$1" in
     greedy) ;;

@@ -13,10 +13,10 @@
 //   loom::Tensor pos = loom::arange(5).to(dev);                // [5] rows 0..4
 //   loom::Tensor logits = model->forward_with_cache(ids, pos, cache);  // [1,5,V]
 //
-// Assumes rows are written in increasing order and never twice without
-// reset(); the position values are checked when the write runs (index_copy
-// throws loom::Error for a row outside [0, max_cache_len); lazy:xla drops
-// such a write instead).
+// Assumes rows are written in increasing order (a row written again is
+// overwritten, as transformers' index_copy_); the position values are
+// checked when the write runs (index_copy throws loom::Error for a row
+// outside [0, max_cache_len); lazy:xla drops such a write instead).
 #pragma once
 
 #include <cstdint>

@@ -134,22 +134,25 @@ TEST(CpuGemm, OneRowProductsTakeTheGemvLoops) {
 // the one generated on 1.
 TEST(CpuGemm, OneRowProductsDoNotDependOnTheThreadCount) {
   int saved = get_num_threads();
-  for (bool tb : {false, true}) {
-    const int64_t k = 1000, n = 700;  // 2.8 MB: above kGemvParallelBytes
-    Operand x = random_operand({1, k}, DType::f32, 51, -1, 1);
-    Operand w = random_operand(tb ? Shape{n, k} : Shape{k, n}, DType::f32, 52, -1, 1);
-    backends::cpu::GemmShape s{1, 1, n, k, false, tb};
-    std::vector<float> one(n), many(n);
-    set_num_threads(1);
-    backends::cpu::gemm(s, DType::f32, x.buffer->data(), w.buffer->data(), one.data());
-    for (int threads : {2, 3, 4}) {
-      set_num_threads(threads);
-      backends::cpu::gemm(s, DType::f32, x.buffer->data(), w.buffer->data(), many.data());
-      EXPECT_EQ(std::memcmp(one.data(), many.data(), n * sizeof(float)), 0)
-          << "trans_b " << tb << ", " << threads << " threads: y[0] " << many[0] << " vs " << one[0]
-          << " on 1 thread";
+  // k 1000: more row chunks than threads; k 200 and 100: fewer (2 and 1),
+  // so the threads split the columns instead. All above kGemvParallelBytes.
+  const std::pair<int64_t, int64_t> kShapes[] = {{1000, 700}, {200, 3000}, {100, 5000}};
+  for (auto [k, n] : kShapes)
+    for (bool tb : {false, true}) {
+      Operand x = random_operand({1, k}, DType::f32, 51, -1, 1);
+      Operand w = random_operand(tb ? Shape{n, k} : Shape{k, n}, DType::f32, 52, -1, 1);
+      backends::cpu::GemmShape s{1, 1, n, k, false, tb};
+      std::vector<float> one(n), many(n);
+      set_num_threads(1);
+      backends::cpu::gemm(s, DType::f32, x.buffer->data(), w.buffer->data(), one.data());
+      for (int threads : {2, 3, 4}) {
+        set_num_threads(threads);
+        backends::cpu::gemm(s, DType::f32, x.buffer->data(), w.buffer->data(), many.data());
+        EXPECT_EQ(std::memcmp(one.data(), many.data(), n * sizeof(float)), 0)
+            << "k " << k << " trans_b " << tb << ", " << threads << " threads: y[0] " << many[0]
+            << " vs " << one[0] << " on 1 thread";
+      }
     }
-  }
   set_num_threads(saved);
 }
 

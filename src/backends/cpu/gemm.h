@@ -1,5 +1,5 @@
 // GEMM for the cpu backend, through oneDNN (DNNL); f32 products of one row
-// (m == 1) run gemv.h's loops instead. Matrices are row-major; a transposed
+// (batch 1, m == 1, f32) run gemv.h's loops instead. Matrices are row-major; a transposed
 // operand is described to oneDNN by strides, never copied.
 #pragma once
 

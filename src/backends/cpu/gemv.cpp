@@ -46,13 +46,16 @@ void dot_rows(const float* x, const float* b, float* y, int64_t k, int64_t r0, i
 
 // partial[c, :] = sum over rows p of chunk c (in order) of x[p] · B[p, :],
 // for chunks c in [c0, c1) of B [k, n].
+// Only columns [lo, hi) when given (a thread's share when there are fewer
+// chunks than threads); each column's sum order is the same either way.
 void chunk_sums(const float* x, const float* b, float* partial, int64_t k, int64_t n, int64_t c0,
-                int64_t c1) {
+                int64_t c1, int64_t lo = 0, int64_t hi = -1) {
+  if (hi < 0) hi = n;
   for (int64_t c = c0; c < c1; ++c) {
     int64_t p0 = c * kGemvChunkRows, p1 = std::min(k, p0 + kGemvChunkRows);
     float* acc = partial + c * n;
-    for (int64_t j0 = 0; j0 < n; j0 += kColumnBlock) {
-      int64_t w = std::min(kColumnBlock, n - j0);
+    for (int64_t j0 = lo; j0 < hi; j0 += kColumnBlock) {
+      int64_t w = std::min(kColumnBlock, hi - j0);
       float* __restrict a = acc + j0;
       const float* __restrict first = b + p0 * n + j0;
       const float x0 = x[p0];
@@ -90,11 +93,27 @@ void gemv_rows(const float* x, const float* b, float* y, int64_t k, int64_t n) {
 
 void gemv_columns(const float* x, const float* b, float* y, int64_t k, int64_t n) {
   int64_t chunks = (k + kGemvChunkRows - 1) / kGemvChunkRows;
+  const int64_t bytes = k * n * int64_t(sizeof(float));
+  if (chunks < gemv_threads(bytes, n)) {
+    // Fewer chunks than threads (k small, n wide: [1, 128] x [128, 50257]):
+    // split the columns instead; every column sums its chunks in order.
+    static thread_local std::vector<float> wide;
+    if (wide.size() < static_cast<size_t>(chunks * n)) wide.resize(chunks * n);
+    float* partial = chunks == 1 ? y : wide.data();
+#pragma omp parallel num_threads(gemv_threads(bytes, n))
+    {
+      int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+      chunk_sums(x, b, partial, k, n, 0, chunks, lo, hi);
+      if (chunks > 1) add_chunks(partial, y, chunks, n, lo, hi);
+    }
+    return;
+  }
   if (chunks == 1) return chunk_sums(x, b, y, k, n, 0, 1);  // y is the only partial
   static thread_local std::vector<float> scratch;
   if (scratch.size() < static_cast<size_t>(chunks * n)) scratch.resize(chunks * n);
   float* partial = scratch.data();
-  int threads = gemv_threads(k * n * int64_t(sizeof(float)), chunks);
+  int threads = gemv_threads(bytes, chunks);
   if (threads <= 1) {
     chunk_sums(x, b, partial, k, n, 0, chunks);
     return add_chunks(partial, y, chunks, n, 0, n);
