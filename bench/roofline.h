@@ -164,13 +164,18 @@ inline double train_step_flops(int64_t n_matmul, int64_t n_layer, int64_t seq, i
 /// Per op: kernel nanoseconds and bytes (LOOM_KERNEL_TIMES=1), cumulative.
 using KernelTotals = std::map<std::string, std::pair<double, double>>;
 
-/// The "KernelTime.<op>" timers and "KernelBytes.<op>" counters so far.
+/// The "KernelTime.<op>" timers and "KernelBytes.<op>" counters so far;
+/// with LOOM_KERNEL_TIMES=2 also the "KernelDetail.<label>" timers, as
+/// "detail:<label>" (no bytes).
 inline KernelTotals kernel_totals() {
   nlohmann::json j = nlohmann::json::parse(loom::metrics::report_json());
   KernelTotals k;
-  const std::string tp = "KernelTime.", bp = "KernelBytes.";
-  for (const auto& [name, t] : j["timers"].items())
+  const std::string tp = "KernelTime.", bp = "KernelBytes.", dp = "KernelDetail.";
+  for (const auto& [name, t] : j["timers"].items()) {
     if (name.rfind(tp, 0) == 0) k[name.substr(tp.size())].first = t.value("total_ns", 0.0);
+    if (name.rfind(dp, 0) == 0)
+      k["detail:" + name.substr(dp.size())].first = t.value("total_ns", 0.0);
+  }
   for (const auto& [name, v] : j["counters"].items())
     if (name.rfind(bp, 0) == 0) k[name.substr(bp.size())].second = v.get<double>();
   return k;
@@ -198,13 +203,16 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
       "GEMM peak %.1f GFLOP/s\n",
       name.c_str(), flops * 1e-9, achieved, peak > 0 ? 100 * achieved / peak : 0.0, peak);
   std::vector<std::tuple<double, std::string, double>> outside;  // (ms/step, op, bytes/step)
+  std::vector<std::pair<double, std::string>> details;           // (ms/step, label)
   double gemm_ms = 0, other_ms = 0, other_bytes = 0;
   for (const auto& [op, v] : after) {
     auto it = before.find(op);
     double ms = (v.first - (it == before.end() ? 0 : it->second.first)) * 1e-6 / steps;
     double bytes = (v.second - (it == before.end() ? 0 : it->second.second)) / steps;
     if (ms <= 0) continue;
-    if (is_gemm_op(op)) {
+    if (op.rfind("detail:", 0) == 0) {
+      details.push_back({ms, op.substr(7)});
+    } else if (is_gemm_op(op)) {
       gemm_ms += ms;
     } else {
       other_ms += ms, other_bytes += bytes;
@@ -228,6 +236,10 @@ inline void print_roofline(const std::string& name, double flops, double step_ms
     std::printf(" %s %.1f (%.0f)", std::get<1>(outside[i]).c_str(), std::get<0>(outside[i]),
                 std::get<2>(outside[i]) * 1e-6);
   std::printf("\n");
+  // LOOM_KERNEL_TIMES=2: the costliest steps by label (a label's steps summed).
+  std::sort(details.rbegin(), details.rend());
+  for (size_t i = 0; i < details.size() && i < 30; ++i)
+    std::printf("  step %6.2f ms  %s\n", details[i].first, details[i].second.c_str());
 }
 
 /// print_roofline for a column on `dev` when it is loom's lazy cpu device

@@ -16,6 +16,7 @@
 #include "backends/all_reduce_kernel.h"
 #include "loom/dist.h"
 #include "loom/metrics.h"
+#include "loom/shape.h"
 #include "ops/op_kind.h"
 
 namespace loom::backends {
@@ -39,11 +40,29 @@ struct SharedArena {
 // LOOM_KERNEL_TIMES=1 (the step benches' roofline, bench/roofline.h): each
 // kernel's wall time goes to the timer "KernelTime.<op>" ("fused" for a
 // fused group, "fused_batch" for a batch of them) and the bytes its
-// operands and results hold to the counter "KernelBytes.<op>". Read when an
-// executable is built (compiled), so a cached executable keeps its choice.
-bool kernel_times_wanted() {
+// operands and results hold to the counter "KernelBytes.<op>". =2 also
+// times each step under "KernelDetail.<label>" (step_label: the op and its
+// result shape, a fused group's body ops), for finding which group of a
+// step costs what (with LOOM_FUSED_BATCH=0 every group is its own step).
+// Read when an executable is built (compiled), so a cached executable keeps
+// its choice. Returns the level: 0, 1 or 2.
+int kernel_times_wanted() {
   const char* s = std::getenv("LOOM_KERNEL_TIMES");
-  return s != nullptr && std::strcmp(s, "1") == 0;
+  if (s == nullptr) return 0;
+  if (std::strcmp(s, "1") == 0) return 1;
+  return std::strcmp(s, "2") == 0 ? 2 : 0;
+}
+// "KernelDetail.<op>[shape]" for a kernel; "KernelDetail.fused{op op ...}[shape]"
+// (reduction last) for a fused group.
+std::string step_label(const compiler::Step& step) {
+  if (!step.fused)
+    return "KernelDetail." + std::string(ops::op_name(step.instr.op)) +
+           to_string(step.instr.type.shape);
+  std::string s = "KernelDetail.fused{";
+  for (size_t i = 0; i < step.group.body.size(); ++i)
+    s += (i ? " " : "") + std::string(ops::op_name(step.group.body[i].op));
+  if (step.group.has_reduce) s += " " + std::string(ops::op_name(step.group.reduce.op));
+  return s + "}" + to_string(step.group.shape);
 }
 constexpr int kFusedKernel = ops::kNumOps, kFusedBatchKernel = ops::kNumOps + 1;
 struct KernelMetricNames {
@@ -64,16 +83,20 @@ const KernelMetricNames& kernel_metric_names(int kind) {
   }();
   return (*names)[kind];
 }
-// `work`, timed when `on`; `bytes`: what it reads and writes.
-std::function<void()> timed_kernel(bool on, int kind, int64_t bytes, std::function<void()> work) {
+// `work`, timed when `on`; `bytes`: what it reads and writes; `detail`
+// (may be null or empty): a second timer name for the same time.
+std::function<void()> timed_kernel(bool on, int kind, int64_t bytes, std::function<void()> work,
+                                   const std::string* detail = nullptr) {
   if (!on) return work;
-  return [kind, bytes, work = std::move(work)] {
+  return [kind, bytes, work = std::move(work), detail] {
     auto t0 = std::chrono::steady_clock::now();
     work();
     auto dt = std::chrono::steady_clock::now() - t0;
+    int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(dt).count();
     const KernelMetricNames& n = kernel_metric_names(kind);
-    metrics::add_time(n.time, std::chrono::duration_cast<std::chrono::nanoseconds>(dt).count());
+    metrics::add_time(n.time, ns);
     metrics::add_counter(n.bytes, bytes);
+    if (detail != nullptr && !detail->empty()) metrics::add_time(*detail, ns);
   };
 }
 // The bytes of a step's operands and results (0 unless `on`). An
@@ -189,7 +212,13 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
     batch_ = compiler::memory::plan_fused_batches(*program_, plan_);
   batch_calls_.resize(program_->steps.size());
   plan_collective_waits();
-  kernel_times_ = kernel_times_wanted();
+  int level = kernel_times_wanted();
+  kernel_times_ = level > 0;
+  if (level == 2) {
+    step_labels_.resize(program_->steps.size());
+    for (size_t i = 0; i < program_->steps.size(); ++i)
+      step_labels_[i] = step_label(program_->steps[i]);
+  }
 }
 
 Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program,
@@ -356,12 +385,29 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
     call.output = {ptr[step.outputs[0]], step.instr.type};
     b.stream().enqueue(timed_kernel(kernel_times_, static_cast<int>(step.instr.op),
                                     step_bytes(kernel_times_, g, step, &ptr),
-                                    [&b, call] { b.run(call); }));
+                                    [&b, call] { b.run(call); }, step_label_of(step)));
     return;
   }
   FusedCall call = fused_call(g, step, ptr);
   b.stream().enqueue(timed_kernel(kernel_times_, kFusedKernel, step_bytes(kernel_times_, g, step),
-                                  [&b, call] { b.run_fused(call); }));
+                                  [&b, call] { b.run_fused(call); }, step_label_of(step)));
+}
+
+const std::string* Executable::step_label_of(const compiler::Step& step) const {
+  if (step_labels_.empty()) return nullptr;
+  return &step_labels_[static_cast<size_t>(&step - program_->steps.data())];
+}
+
+const std::string* Executable::batch_label_of(size_t first, int count) {
+  if (step_labels_.empty()) return nullptr;
+  std::string& label = batch_labels_[first];
+  if (label.empty()) {
+    label = "KernelDetail.batch of " + std::to_string(count) + ":";
+    for (int k = 0; k < count && k < 3; ++k)
+      label += " " + step_labels_[first + k].substr(std::strlen("KernelDetail."));
+    if (count > 3) label += " ...";
+  }
+  return &label;
 }
 
 std::unique_ptr<dist::Work> Executable::start_collective(const compiler::Step& step,
@@ -394,7 +440,8 @@ void Executable::launch_batch(size_t first, int count, const std::vector<void*>&
   int64_t bytes = 0;
   for (int k = 0; k < count; ++k) bytes += step_bytes(kernel_times_, g, program_->steps[first + k]);
   b.stream().enqueue(timed_kernel(kernel_times_, kFusedBatchKernel, bytes,
-                                  [&b, list] { b.run_fused_batch(*list); }));
+                                  [&b, list] { b.run_fused_batch(*list); },
+                                  batch_label_of(first, count)));
 }
 
 }  // namespace loom::backends

@@ -31,6 +31,7 @@
 // compiler planned.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -125,7 +126,13 @@ class Executable {
   std::vector<void*> ptr_;             // per value, rebuilt each run
   std::vector<bool> collective_;       // per step: a collective's start
   bool blocking_collectives_ = false;  // each waited inside its own step's stream item
-  bool kernel_times_ = false;          // times each kernel (LOOM_KERNEL_TIMES=1 when built)
+  bool kernel_times_ = false;          // times each kernel (LOOM_KERNEL_TIMES=1 or 2 when built)
+  std::vector<std::string> step_labels_;  // per step, LOOM_KERNEL_TIMES=2 only: its detail timer
+  // The detail timer name of `step` (one of program_->steps), or null.
+  const std::string* step_label_of(const compiler::Step& step) const;
+  std::map<size_t, std::string> batch_labels_;  // per batch head, made at its first launch
+  // The detail timer name of the batch of steps [first, first + count), or null.
+  const std::string* batch_label_of(size_t first, int count);
   std::vector<std::vector<int>> wait_before_;      // per step + 1: collectives to wait for
   std::vector<std::unique_ptr<dist::Work>> work_;  // per step: the started collective
   std::vector<int> in_flight_;                     // started, not waited (stream side)

@@ -170,10 +170,11 @@ TEST(FusedCrossEntropy, EnvThresholdAndBadTargets) {
   }
 }
 
-// N = 200 rows over C = 50000 classes: the cpu kernel takes two chunks of
-// rows (dW accumulates across them), in f32 and bf16.
+// N = 700 rows over C = 50000 classes: the cpu kernel takes three chunks of
+// 234 rows (at most 64 MiB of logits: 335 rows; dW accumulates across them),
+// in f32 and bf16.
 TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
-  int64_t n = 200, c = 50000, d = 4;
+  int64_t n = 700, c = 50000, d = 4;
   std::vector<double> target(n);
   for (int64_t i = 0; i < n; ++i) target[i] = i % 7 == 3 ? -100 : double((i * 7919) % c);
   for (DType dtype : {DType::f32, DType::bf16}) {

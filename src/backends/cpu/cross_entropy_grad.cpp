@@ -32,9 +32,24 @@
 namespace loom::backends::cpu {
 namespace {
 
-// Scratch floats for one chunk of logits (32 MiB); at least kMinChunkRows rows.
-constexpr int64_t kChunkFloats = int64_t{8} << 20;
+// Scratch floats for one chunk of logits (at most 64 MiB); at least kMinChunkRows rows.
+constexpr int64_t kChunkFloats = int64_t{16} << 20;
 constexpr int64_t kMinChunkRows = 16;
+
+// Rows per chunk for n rows of `classes` logits: at most kChunkFloats of
+// scratch (never below kMinChunkRows rows), the rows split evenly over the
+// fewest chunks that fit, so no chunk is a small remainder. Each chunk's
+// logits and dH GEMMs stream the whole [C, D] weight (oneDNN packs it per
+// call) and its dW GEMM reads and writes the whole [C, D] gradient, so the
+// chunk count sets that traffic: for the demo head (N 1024, C 50257, D 256,
+// 2 threads) 7 chunks of <= 166 rows took 430 ms, 4 of 256 rows 401 ms, 1
+// of 1024 rows 379 ms (bench/RESULTS.md, "The fused head's chunk size").
+int64_t chunk_rows(int64_t n, int64_t classes) {
+  int64_t most = std::max<int64_t>(kChunkFloats / std::max<int64_t>(classes, 1), kMinChunkRows);
+  if (n <= most) return std::max<int64_t>(n, 1);
+  int64_t chunks = (n + most - 1) / most;
+  return (n + chunks - 1) / chunks;
+}
 
 struct Targets {
   std::vector<int64_t> t;
@@ -190,9 +205,7 @@ void cpu_fused_linear_cross_entropy(const OpCall& call) {
   float* tail = dh + n * dim;  // the loss row
   std::memset(tail, 0, sizeof(float) * dim);
   std::vector<double> loss(n, 0.0);
-  // min(max(..)), not std::clamp: for n < kMinChunkRows the bounds cross.
-  int64_t rows = std::min<int64_t>(std::max<int64_t>(kChunkFloats / classes, kMinChunkRows),
-                                   std::max<int64_t>(n, 1));
+  int64_t rows = chunk_rows(n, classes);
   FusedRowGrad rg = [&](float* z, int64_t r0, int64_t r) {
     grad_rows(z, r, classes, tg.t.data() + r0, ignore, eps, scale, loss.data() + r0);
   };
