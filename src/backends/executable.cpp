@@ -383,14 +383,15 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
     OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
     for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
     call.output = {ptr[step.outputs[0]], step.instr.type};
-    b.stream().enqueue(timed_kernel(kernel_times_, static_cast<int>(step.instr.op),
-                                    step_bytes(kernel_times_, g, step, &ptr),
-                                    [&b, call] { b.run(call); }, step_label_of(step)));
+    b.stream().enqueue(timed_kernel(
+        kernel_times_, static_cast<int>(step.instr.op), step_bytes(kernel_times_, g, step, &ptr),
+        [&b, call] { b.run(call); }, step_label_of(step)));
     return;
   }
   FusedCall call = fused_call(g, step, ptr);
-  b.stream().enqueue(timed_kernel(kernel_times_, kFusedKernel, step_bytes(kernel_times_, g, step),
-                                  [&b, call] { b.run_fused(call); }, step_label_of(step)));
+  b.stream().enqueue(timed_kernel(
+      kernel_times_, kFusedKernel, step_bytes(kernel_times_, g, step),
+      [&b, call] { b.run_fused(call); }, step_label_of(step)));
 }
 
 const std::string* Executable::step_label_of(const compiler::Step& step) const {
@@ -439,9 +440,9 @@ void Executable::launch_batch(size_t first, int count, const std::vector<void*>&
   const std::vector<FusedCall>* list = &calls;
   int64_t bytes = 0;
   for (int k = 0; k < count; ++k) bytes += step_bytes(kernel_times_, g, program_->steps[first + k]);
-  b.stream().enqueue(timed_kernel(kernel_times_, kFusedBatchKernel, bytes,
-                                  [&b, list] { b.run_fused_batch(*list); },
-                                  batch_label_of(first, count)));
+  b.stream().enqueue(timed_kernel(
+      kernel_times_, kFusedBatchKernel, bytes, [&b, list] { b.run_fused_batch(*list); },
+      batch_label_of(first, count)));
 }
 
 }  // namespace loom::backends

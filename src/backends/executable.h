@@ -121,12 +121,12 @@ class Executable {
   std::shared_ptr<const compiler::Program> program_;
   compiler::memory::MemoryPlan plan_;
   std::mutex mu_;
-  bool needs_arena_ = false;           // some value lives in the arena (maybe 0 bytes)
-  std::vector<bool> skip_;             // per step: an alias of the memory plan, not launched
-  std::vector<void*> ptr_;             // per value, rebuilt each run
-  std::vector<bool> collective_;       // per step: a collective's start
-  bool blocking_collectives_ = false;  // each waited inside its own step's stream item
-  bool kernel_times_ = false;          // times each kernel (LOOM_KERNEL_TIMES=1 or 2 when built)
+  bool needs_arena_ = false;              // some value lives in the arena (maybe 0 bytes)
+  std::vector<bool> skip_;                // per step: an alias of the memory plan, not launched
+  std::vector<void*> ptr_;                // per value, rebuilt each run
+  std::vector<bool> collective_;          // per step: a collective's start
+  bool blocking_collectives_ = false;     // each waited inside its own step's stream item
+  bool kernel_times_ = false;             // times each kernel (LOOM_KERNEL_TIMES=1 or 2 when built)
   std::vector<std::string> step_labels_;  // per step, LOOM_KERNEL_TIMES=2 only: its detail timer
   // The detail timer name of `step` (one of program_->steps), or null.
   const std::string* step_label_of(const compiler::Step& step) const;

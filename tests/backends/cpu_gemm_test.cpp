@@ -208,6 +208,23 @@ TEST(CpuAttention, GroupedQueryHeadsReadSharedKeyValueHeads) {
   check_attention(c, &padding, DType::f32, "gqa + padding mask");
 }
 
+// One query row (a decode step against a static KV cache) takes the dot
+// product loops instead of the GEMMs: every head, GQA, the cache's row mask.
+TEST(CpuAttention, OneQueryRowAgainstACache) {
+  const AttentionCase kCases[] = {
+      {{1, 12, 1, 64}, {1, 12, 135, 64}, {1, 12, 135, 64}, false, 0},
+      {{2, 6, 1, 8}, {2, 2, 40, 8}, {2, 2, 40, 5}, false, 0.7},  // GQA, Dv != D
+      {{1, 4, 1, 16}, {1, 4, 9, 16}, {1, 4, 9, 16}, true, 0},    // causal: key 0 only
+  };
+  for (const AttentionCase& c : kCases)
+    for (DType dt : {DType::f32, DType::bf16}) check_attention(c, nullptr, dt, "one row");
+  AttentionCase c{{1, 12, 1, 64}, {1, 12, 135, 64}, {1, 12, 135, 64}, false, 0};
+  std::vector<double> rows(135, 0.0);
+  for (int j = 0; j < 20; ++j) rows[j] = 1;  // the cache's first 20 rows are filled
+  Operand mask = operand_of(rows, {1, 1, 1, 135}, DType::boolean);
+  check_attention(c, &mask, DType::f32, "one row, cache mask");
+}
+
 // The oracle itself: grouped heads give what repeating k, v (transformers'
 // repeat_kv) gives, exactly.
 TEST(CpuAttention, ReferenceGroupedHeadsEqualRepeatedHeads) {

@@ -15,12 +15,12 @@
 #include <optional>
 #include <sstream>
 
-#include "common/scoped_env.h"
-#include "compiler/run_graph.h"
 #include "backends/backend.h"
 #include "backends/cpu_test_util.h"
+#include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "compiler/pass.h"
+#include "compiler/run_graph.h"
 #include "lazy/lazy_test_util.h"
 #include "loom/autocast.h"
 #include "loom/error.h"
