@@ -72,6 +72,10 @@ TensorType infer_binary(OpKind op, const TensorType& a, const TensorType& b) {
   DType dtype = result_type(a, b);
   if (op == OpKind::k_div && !is_floating(dtype)) dtype = DType::f32;  // true division
   if (op == OpKind::k_sub) LOOM_CHECK(dtype != DType::boolean, "[sub] dtype bool is not supported");
+  if (op == OpKind::k_gelu_backward || op == OpKind::k_gelu_tanh_backward) {
+    check_floating(op, a);  // grad
+    check_floating(op, b);  // x
+  }
   return {shape, dtype};
 }
 

@@ -38,7 +38,7 @@ inline constexpr int kNumOps = 0
 #include "ops/ops.def"
 #undef LOOM_OP
     ;
-static_assert(kNumOps == 66, "ops.def changed: update this count and the op test table");
+static_assert(kNumOps == 68, "ops.def changed: update this count and the op test table");
 
 /// The op's name as written in ops.def, e.g. "matmul".
 std::string_view op_name(OpKind op);

@@ -6,6 +6,7 @@
 // (wrapping add/sub/mul, as two's complement hardware), comparisons in the
 // promoted operand type. Operands of another dtype are converted per
 // segment into stack chunks. Bool-valued arithmetic goes to the reference.
+// gelu_backward / gelu_tanh_backward have their own kernel (gelu_backward.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -203,6 +204,8 @@ void run_where(const OpCall& call) {
 }  // namespace
 
 void cpu_binary(const OpCall& call) {
+  if (call.op == OpKind::k_gelu_backward || call.op == OpKind::k_gelu_tanh_backward)
+    return run_gelu_backward(call);  // float operands only (infer_binary)
   if (ops::has_trait(call.op, ops::kCompare)) {
     DType t = promote_types(call.inputs[0].type.dtype, call.inputs[1].type.dtype);
     return is_floating(t) ? compare<float>(call) : compare<int64_t>(call);

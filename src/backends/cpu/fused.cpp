@@ -218,6 +218,10 @@ void eval_op(const compiler::FusedOp& op, const float* const* args, float* o, in
     case OpKind::k_where:
       for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f ? b[i] : args[2][i];
       break;
+    case OpKind::k_gelu_backward:
+    case OpKind::k_gelu_tanh_backward:
+      gelu_backward_f32(op.op, a, b, o, n);  // the eager kernel's arithmetic
+      break;
     case OpKind::k_dropout:
       eval_dropout(op, call, begin, a, o, n);
       break;

@@ -1,6 +1,6 @@
 // Optimized cpu kernels: the registry maps an op kind to its optimized
 // kernel (nullptr = use the reference kernel). Each family lives in its own
-// file: elementwise_unary.cpp, elementwise_binary.cpp, reduce.cpp,
+// file: elementwise_unary.cpp, elementwise_binary.cpp (gelu_backward.cpp), reduce.cpp,
 // matmul.cpp (oneDNN GEMM), nn.cpp, attention.cpp, index.cpp, shape.cpp,
 // random.cpp. A kernel may hand a rare dtype case to the reference kernel.
 #pragma once
@@ -27,6 +27,12 @@ inline constexpr int64_t kChunk = 1024;
 /// pow_scalar's exponent. Ops without a float form copy x (cast).
 void unary_f32(ops::OpKind op, double scalar, const float* x, float* y, int64_t n);
 
+/// out = grad * gelu'(x) for one chunk of f32 values (n <= kChunk; out may
+/// equal g or x) of gelu_backward (exact GELU) or gelu_tanh_backward: the
+/// arithmetic shared by the eager kernel and the fused interpreter
+/// (gelu_backward.cpp).
+void gelu_backward_f32(ops::OpKind op, const float* g, const float* x, float* out, int64_t n);
+
 // elementwise_unary.cpp: every kUnary op (incl. cast), full, arange.
 void cpu_unary(const OpCall& call);
 void cpu_full(const OpCall& call);
@@ -34,6 +40,8 @@ void cpu_arange(const OpCall& call);
 // elementwise_binary.cpp: every kBinary op (incl. comparisons), where.
 void cpu_binary(const OpCall& call);
 void cpu_where(const OpCall& call);
+// gelu_backward.cpp: gelu_backward and gelu_tanh_backward (cpu_binary calls it).
+void run_gelu_backward(const OpCall& call);
 // reduce.cpp: sum, mean, max, min, argmax, var.
 void cpu_reduce(const OpCall& call);
 // matmul.cpp

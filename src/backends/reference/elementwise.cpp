@@ -1,7 +1,10 @@
 // Reference elementwise kernels: unary math, broadcasting binary ops,
 // comparisons, where, cast. GELU formulas: exact 0.5x(1+erf(x/sqrt 2)) and the
 // tanh approximation 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))) (Hendrycks &
-// Gimpel 2016), as torch.nn.functional.gelu(approximate='none'|'tanh').
+// Gimpel 2016), as torch.nn.functional.gelu(approximate='none'|'tanh'); their
+// derivatives for gelu_backward / gelu_tanh_backward (grad * gelu'(x)) as
+// aten's gelu_backward: Phi(x) + x phi(x), and 0.5 (1 + t) + 0.5 x (1 - t^2)
+// k (1 + 3c x^2) with t = tanh(k (x + c x^3)), k = sqrt(2/pi), c = 0.044715.
 #include <cmath>
 #include <functional>
 #include <numbers>
@@ -31,6 +34,17 @@ double gelu_exact(double x) { return 0.5 * x * (1.0 + std::erf(x / std::numbers:
 double gelu_tanh(double x) {
   const double k = std::sqrt(2.0 / std::numbers::pi);
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+// Phi(x) = 0.5 erfc(-x / sqrt 2) (no cancellation for x << 0), phi the N(0, 1) density.
+double gelu_exact_grad(double x) {
+  double cdf = 0.5 * std::erfc(-x / std::numbers::sqrt2);
+  double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+  return cdf + x * pdf;
+}
+double gelu_tanh_grad(double x) {
+  const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
+  double t = std::tanh(k * (x + c * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
 }
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
@@ -99,6 +113,12 @@ void ref_div(const OpCall& c) {
 }
 void ref_maximum(const OpCall& c) { binary(c, nan_max); }
 void ref_minimum(const OpCall& c) { binary(c, nan_min); }
+void ref_gelu_backward(const OpCall& c) {
+  binary(c, [](double g, double x) { return g * gelu_exact_grad(x); });
+}
+void ref_gelu_tanh_backward(const OpCall& c) {
+  binary(c, [](double g, double x) { return g * gelu_tanh_grad(x); });
+}
 void ref_pow(const OpCall& c) {
   if (is_int_result(c)) {  // as torch: no negative exponents for integer results
     for (double e : load(c.inputs[1]))

@@ -7,7 +7,11 @@
 // reference's (backends/reference/elementwise.cpp), gelu and gelu_tanh in the
 // cpu kernels' cancellation-free forms: gelu = 0.5 x erfc(-x / sqrt 2) (=
 // 0.5 x (1 + erf(x / sqrt 2))), gelu_tanh = x / (1 + exp(-2 sqrt(2/pi) (x +
-// 0.044715 x^3))); sign = (x > 0) - (x < 0), relu passes NaN, casts of
+// 0.044715 x^3))); their gradients gelu_backward / gelu_tanh_backward = grad *
+// gelu'(x) in the forms of the cpu kernel (backends/cpu/gelu_backward.cpp),
+// in f32: 0.5 erfc(-x / sqrt 2) + x exp(-x^2 / 2) / sqrt(2 pi), and s + 2 x
+// u' s r with s = logistic(2u), r = logistic(-2u), u' = sqrt(2/pi) (1 + 3 *
+// 0.044715 x^2); sign = (x > 0) - (x < 0), relu passes NaN, casts of
 // non-finite floats to integers give 0.
 #include <cmath>
 #include <numbers>
@@ -161,6 +165,31 @@ Val elementwise_binary(HloEmitter& e, const ir::Instr& in, const Val& a, const V
   return cast_to(e, e.binary(elementwise_binary_mnemonic(in.op), x, y), out);
 }
 
+// grad * gelu'(x) (the header's forms), in f32, rounded once to the result dtype.
+Val elementwise_gelu_backward(HloEmitter& e, const ir::Instr& in, const Val& a, const Val& b) {
+  const Shape& shape = in.type.shape;
+  Val g = coerce(e, a, "f32", shape), x = coerce(e, b, "f32", shape);
+  auto c = [&](double v) { return e.constant(v, "f32", shape); };
+  auto mul = [&](const Val& p, const Val& q) { return e.binary("stablehlo.multiply", p, q); };
+  auto add = [&](const Val& p, const Val& q) { return e.binary("stablehlo.add", p, q); };
+  Val xx = mul(x, x), d;
+  if (in.op == OpKind::k_gelu_backward) {
+    Val r = mul(x, c(-1.0 / std::numbers::sqrt2));
+    Val cdf2 = e.emit("chlo.erfc " + r.name + " : " + tensor_type(r) + " -> " + tensor_type(r),
+                      shape, "f32");
+    Val pdf = e.unary("stablehlo.exponential", mul(xx, c(-0.5)));
+    d = add(mul(c(0.5), cdf2), mul(x, mul(c(1.0 / std::sqrt(2.0 * std::numbers::pi)), pdf)));
+  } else {
+    const double k = std::sqrt(2.0 / std::numbers::pi), k3 = 3.0 * 0.044715;
+    Val u2 = mul(c(2.0 * k), add(x, mul(c(0.044715), mul(xx, x))));  // 2u
+    Val s = e.unary("stablehlo.logistic", u2);
+    Val r = e.unary("stablehlo.logistic", e.unary("stablehlo.negate", u2));
+    Val du = mul(c(k), add(c(1.0), mul(c(k3), xx)));
+    d = add(s, mul(mul(mul(c(2.0), x), du), mul(s, r)));
+  }
+  return cast_to(e, mul(g, d), mlir_elem(in.type.dtype));
+}
+
 Val elementwise_arange(HloEmitter& e, const ir::Instr& in) {
   // start + step * i in f64, stored as the reference stores a double.
   const Shape& shape = in.type.shape;
@@ -200,6 +229,8 @@ Val lower_elementwise(HloEmitter& e, const ir::Instr& in, const std::vector<Val>
     return e.constant(in.attrs.scalar, mlir_elem(in.type.dtype), in.type.shape);
   if (in.op == OpKind::k_arange) return elementwise_arange(e, in);
   if (traits & ops::kUnary) return elementwise_unary(e, in, args[0]);
+  if (in.op == OpKind::k_gelu_backward || in.op == OpKind::k_gelu_tanh_backward)
+    return elementwise_gelu_backward(e, in, args[0], args[1]);
   if (traits & ops::kBinary) return elementwise_binary(e, in, args[0], args[1]);
   // where(cond, a, b)
   std::string out = mlir_elem(in.type.dtype);
