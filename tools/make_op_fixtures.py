@@ -98,6 +98,10 @@ TORCH_OPS = {
     "sin": lambda x, a: torch.sin(x[0]),
     "cos": lambda x, a: torch.cos(x[0]),
     "gelu": lambda x, a: F.gelu(x[0], approximate=a["approximate"]),
+    # grad * gelu'(x); its gradients are torch's double backward of GELU.
+    "gelu_backward": lambda x, a: torch.ops.aten.gelu_backward(
+        x[0], x[1], approximate=a["approximate"]
+    ),
     "pow_scalar": lambda x, a: torch.pow(x[0], a["exponent"]),
     "cast": lambda x, a: x[0].to(DTYPES[a["dtype"]]),
     "add": lambda x, a: torch.add(x[0], x[1]),
@@ -219,6 +223,13 @@ def unary_cases():
     case("sign_f32", "sign", lambda: [f32([-2.5, 0.0, 3.0, -0.0, 1e-30])], grads=[])
     case("gelu_exact", "gelu", lambda: [randn(4, 7) * 3], {"approximate": "none"})
     case("gelu_tanh", "gelu", lambda: [randn(4, 7) * 3], {"approximate": "tanh"})
+    gelu_grad = lambda: [randn(4, 7), randn(4, 7) * 3]  # noqa: E731  (grad, x)
+    case("gelu_backward_exact", "gelu_backward", gelu_grad, {"approximate": "none"})
+    case("gelu_backward_tanh", "gelu_backward", gelu_grad, {"approximate": "tanh"})
+    bf = torch.bfloat16
+    case("gelu_backward_tanh_bf16", "gelu_backward",
+         lambda: [randn(3, 5, dtype=bf), (randn(3, 5) * 3).to(bf)], {"approximate": "tanh"},
+         grads=[])
     for tag, e in [("2", 2.0), ("3", 3.0), ("half", 0.5), ("m1_5", -1.5)]:
         make = any_ if e in (2.0, 3.0) else pos
         case(f"pow_scalar_{tag}", "pow_scalar", make, {"exponent": e})

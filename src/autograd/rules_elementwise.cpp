@@ -30,8 +30,9 @@ int64_t reduced_count(const GradNode& n) {
 }
 
 // A bf16/f16 value widened to f32 (other dtypes unchanged): the gelu
-// gradients compute in f32 and round once, as torch's gelu_backward kernel
-// does for a bf16 input, instead of rounding after each op of the formula.
+// gradients' own gradients compute in f32 and round once, as the
+// gelu_backward ops do (and torch's kernel for a bf16 input), instead of
+// rounding after each op of the formula.
 Tensor widen_low_precision(const Tensor& t) {
   return t.dtype() == DType::bf16 || t.dtype() == DType::f16 ? cast(t, DType::f32) : t;
 }
@@ -63,19 +64,34 @@ std::vector<Tensor> grad_cos(const GradNode& n, const Tensor& g) {
   return {neg(g * sin(in(n, 0)))};
 }
 std::vector<Tensor> grad_gelu(const GradNode& n, const Tensor& g) {
-  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-  const Tensor x = widen_low_precision(in(n, 0));
-  Tensor cdf = 0.5 * (erf(x * (1.0 / std::numbers::sqrt2)) + 1.0);
-  Tensor pdf = exp(x * x * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
-  return {cast(widen_low_precision(g) * (cdf + x * pdf), g.dtype())};
+  // One gelu_backward op: g * (Phi(x) + x phi(x)), in f32, rounded once.
+  return {cast(autograd::apply(ops::OpKind::k_gelu_backward, {g, in(n, 0)}, {}), g.dtype())};
 }
 std::vector<Tensor> grad_gelu_tanh(const GradNode& n, const Tensor& g) {
-  const Tensor x = widen_low_precision(in(n, 0));
+  return {cast(autograd::apply(ops::OpKind::k_gelu_tanh_backward, {g, in(n, 0)}, {}), g.dtype())};
+}
+// Double backward: out = g * f'(x), so d/dg = f'(x) (the same op on the
+// incoming gradient) and d/dx = g * f''(x), computed in f32 for bf16/f16.
+std::vector<Tensor> grad_gelu_backward(const GradNode& n, const Tensor& gg) {
+  // f''(x) = phi(x) (2 - x^2) for the exact GELU.
+  const Tensor &g = in(n, 0), &x = in(n, 1);
+  const Tensor xw = widen_low_precision(x);
+  Tensor pdf = exp(xw * xw * -0.5) * (1.0 / std::sqrt(2.0 * std::numbers::pi));
+  Tensor d2 = pdf * (2.0 - xw * xw);
+  return {fit(autograd::apply(ops::OpKind::k_gelu_backward, {gg, x}, {}), g),
+          fit(widen_low_precision(gg) * widen_low_precision(g) * d2, x)};
+}
+std::vector<Tensor> grad_gelu_tanh_backward(const GradNode& n, const Tensor& gg) {
+  // With u = k (x + c x^3), t = tanh u, u' = k (1 + 3c x^2), u'' = 6kc x:
+  // f''(x) = (1 - t^2) (u' - x t u'^2 + 0.5 x u'').
+  const Tensor &g = in(n, 0), &x = in(n, 1);
+  const Tensor xw = widen_low_precision(x);
   const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
-  Tensor t = tanh((x + x * x * x * c) * k);
-  Tensor du = (x * x * (3.0 * c) + 1.0) * k;
-  return {
-      cast(widen_low_precision(g) * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du), g.dtype())};
+  Tensor t = tanh((xw + xw * xw * xw * c) * k);
+  Tensor du = (xw * xw * (3.0 * c) + 1.0) * k;
+  Tensor d2 = (1.0 - t * t) * (du - xw * t * du * du + xw * xw * (3.0 * k * c));
+  return {fit(autograd::apply(ops::OpKind::k_gelu_tanh_backward, {gg, x}, {}), g),
+          fit(widen_low_precision(gg) * widen_low_precision(g) * d2, x)};
 }
 std::vector<Tensor> grad_pow_scalar(const GradNode& n, const Tensor& g) {
   double e = n.attrs.scalar;

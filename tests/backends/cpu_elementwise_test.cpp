@@ -1,7 +1,8 @@
 // cpu vs reference for the elementwise kernels: every unary op over a dtype
 // sweep and lengths around the vector width (8 floats) and the conversion
 // chunk (1024), every broadcast fast path of the binary ops (same shape,
-// scalar either side, row, column, middle, empty), comparisons, where, cast
+// scalar either side, row, column, middle, empty), the GELU gradient ops
+// (same paths, float dtypes, special values), comparisons, where, cast
 // between all dtypes (incl. NaN/inf to integers), full and arange.
 #include <cmath>
 #include <limits>
@@ -104,6 +105,38 @@ TEST(CpuElementwise, BinaryBroadcastPathsAndDtypes) {
         expect_match(op, {}, {a, b},
                      std::string(ops::op_name(op)) + " " + describe(a) + " " + describe(b));
     }
+}
+
+// gelu_backward(grad, x) / gelu_tanh_backward: their own kernel
+// (gelu_backward.cpp) over the same broadcast paths, float dtype pairs, x
+// out to both tails.
+TEST(CpuElementwise, GeluBackwardBroadcastPathsAndDtypes) {
+  const std::pair<DType, DType> kTypes[] = {{DType::f32, DType::f32},  {DType::bf16, DType::bf16},
+                                            {DType::f16, DType::f16},  {DType::f32, DType::bf16},
+                                            {DType::bf16, DType::f32}, {DType::bf16, DType::f16}};
+  for (const auto& [sg, sx] : kBroadcasts)
+    for (const auto& [tg, tx] : kTypes) {
+      Operand g = random_operand(sg, tg, 13, -2, 2);
+      Operand x = random_operand(sx, tx, 14, -7, 7);
+      for (OpKind op : {OpKind::k_gelu_backward, OpKind::k_gelu_tanh_backward})
+        expect_match(op, {}, {g, x},
+                     std::string(ops::op_name(op)) + " " + describe(g) + " " + describe(x));
+    }
+}
+
+TEST(CpuElementwise, GeluBackwardSpecialValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  std::vector<double> x = {0.0,  -0.0,  inf,  -inf,  nan,   1e-30,  -1e-30,
+                           10.0, -10.0, 13.0, -13.0, 100.0, -100.0, -0.7517916};
+  std::vector<double> g(x.size(), 1.0);
+  g[0] = inf;
+  g[1] = -2.5;
+  auto n = static_cast<int64_t>(x.size());
+  // Near gelu's root (-0.75179) the f32 terms cancel: an absolute floor of
+  // about one ulp of the terms (~0.24) there.
+  for (OpKind op : {OpKind::k_gelu_backward, OpKind::k_gelu_tanh_backward})
+    expect_match(op, {}, {operand_of(g, {n}, DType::f32), operand_of(x, {n}, DType::f32)},
+                 std::string(ops::op_name(op)) + " specials", {1e-6, 5e-8});
 }
 
 TEST(CpuElementwise, IntegerArithmeticIsExact) {

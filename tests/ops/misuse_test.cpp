@@ -179,6 +179,23 @@ TEST(Misuse, UnsupportedDtype) {
   expect_error([] { i64({2}).requires_grad_(); },
                "[requires_grad_] dtype int64 cannot require grad");
   expect_error([] { randn({2}, DType::i32); }, "[normal] dtype int32 is not supported");
+  // The GELU gradient ops take floating grad and x (autograd emits them).
+  ops::TensorType f{{2, 3}, DType::f32}, ints{{2, 3}, DType::i32};
+  expect_error(
+      [&] {
+        ops::infer_type(ops::OpKind::k_gelu_backward, {f, ints}, {});
+      },
+      "[gelu_backward] dtype int32 is not supported (needs a floating dtype)");
+  expect_error(
+      [&] {
+        ops::infer_type(ops::OpKind::k_gelu_tanh_backward, {ints, f}, {});
+      },
+      "[gelu_tanh_backward] dtype int32 is not supported (needs a floating dtype)");
+  expect_error(
+      [&] {
+        ops::infer_type(ops::OpKind::k_gelu_tanh_backward, {f, {{4}, DType::f32}}, {});
+      },
+      "[gelu_tanh_backward] shapes [2,3] and [4] cannot be broadcast");
 }
 
 TEST(Misuse, BadIndexValue) {

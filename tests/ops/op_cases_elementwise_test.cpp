@@ -1,9 +1,12 @@
 // Op test table, elementwise family: unary math, binary ops with
-// broadcasting, comparisons, where and cast. (Table entries only; named
-// *_test.cpp so CMake compiles it into loom_tests. See op_cases.h.)
+// broadcasting, comparisons, where and cast, and the GELU gradient ops
+// gelu_backward / gelu_tanh_backward (built with autograd::apply, as
+// autograd's gelu rules emit them). (Table entries only; named *_test.cpp
+// so CMake compiles it into loom_tests. See op_cases.h.)
 #include <cmath>
 #include <limits>
 
+#include "autograd/engine.h"
 #include "ops/op_cases.h"
 
 // Cases are designated initializers that leave later fields at their defaults.
@@ -229,6 +232,52 @@ void add_binary_cases(std::vector<OpCase>& t) {
                .nan_expected = true});  // 0 / 0
 }
 
+// gelu_backward(grad, x) = grad * gelu'(x): grad in [-2, 2), x in [-4, 4)
+// (both tails, the root of gelu' near -0.75), broadcasts on either side, a
+// run over two cpu chunks, a mixed-dtype pair and special values of x.
+void add_gelu_backward_cases(std::vector<OpCase>& t) {
+  for (OpKind op : {OpKind::k_gelu_backward, OpKind::k_gelu_tanh_backward}) {
+    auto run = [op](const Inputs& in, const CaseEnv&) {
+      return autograd::apply(op, {in[0], in[1]}, {});
+    };
+    auto pair = [](Shape sg, Shape sx) {
+      return [sg, sx](CaseEnv& e) -> Inputs { return {e.data(sg), e.data(sx, -4, 4)}; };
+    };
+    auto add_case = [&](const char* name, Shape sg, Shape sx, bool grad = true) {
+      t.push_back({.op = op,
+                   .name = name,
+                   .dtypes = kFloats,
+                   .make = pair(sg, sx),
+                   .run = run,
+                   .grad = grad});
+    };
+    add_case("same_shape", {5, 7}, {5, 7});
+    add_case("broadcast_grad_row", {9}, {4, 9});
+    add_case("broadcast_x_column", {3, 5}, {3, 1});
+    add_case("rank0", {}, {});
+    add_case("empty", {0, 3}, {3}, false);
+    add_case("two_chunks_1100", {2, 1100}, {2, 1100}, false);
+    t.push_back({.op = op,
+                 .name = "mixed_dtype_f32_x",
+                 .dtypes = kFloats,
+                 .make = [](CaseEnv& e) -> Inputs {
+                   return {e.data({4, 6}), e.data({4, 6}, -4, 4, DType::f32)};
+                 },
+                 .run = run});
+    std::vector<double> x = {0.0, -0.0, 1.0, -1.0, kNaN, 30.0, -30.0, 100.0, -100.0, kInf, -kInf};
+    std::vector<double> g = {1.0, -1.5, 2.0, kInf, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+    t.push_back({.op = op,
+                 .name = "special_values",
+                 .dtypes = kFloats,
+                 .make = [x, g](CaseEnv& e) -> Inputs {
+                   return {e.values(g, {11}), e.values(x, {11})};
+                 },
+                 .run = run,
+                 .grad = false,
+                 .nan_expected = true});  // NaN x, and x = +-inf: inf * 0 in gelu'
+  }
+}
+
 void add_compare_cases(std::vector<OpCase>& t) {
   const std::vector<std::pair<OpKind, BinaryFn>> fns = {{OpKind::k_eq, eq}, {OpKind::k_ne, ne},
                                                         {OpKind::k_lt, lt}, {OpKind::k_le, le},
@@ -404,6 +453,7 @@ void add_cast_cases(std::vector<OpCase>& t) {
 void add_elementwise_cases(std::vector<OpCase>& t) {
   add_unary_cases(t);
   add_binary_cases(t);
+  add_gelu_backward_cases(t);
   add_compare_cases(t);
   add_where_cases(t);
   add_cast_cases(t);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/engine.h"
 #include "loom/error.h"
 #include "loom/ops.h"
 #include "loom/safetensors.h"
@@ -111,6 +112,14 @@ void add_elementwise_ops(std::map<std::string, OpEntry>& t) {
                [](const Args& x, const json& a, const Device&) {
                  return std::vector{gelu(x[0], a.at("approximate").get<std::string>())};
                }};
+  // torch.ops.aten.gelu_backward(grad, x, approximate): the op autograd's gelu
+  // rules emit; the cases' gradients check its own rules (double backward).
+  t["gelu_backward"] = {{OpKind::k_gelu_backward, OpKind::k_gelu_tanh_backward},
+                        [](const Args& x, const json& a, const Device&) {
+                          OpKind op = a.at("approximate") == "tanh" ? OpKind::k_gelu_tanh_backward
+                                                                    : OpKind::k_gelu_backward;
+                          return std::vector{autograd::apply(op, {x[0], x[1]}, {})};
+                        }};
   t["pow_scalar"] = one(OpKind::k_pow_scalar, [](const Args& x, const json& a) {
     return pow(x[0], a.at("exponent").get<double>());
   });
@@ -368,9 +377,12 @@ TEST(TorchFixtureCoverage, EveryOpKindHasACase) {
   for (const json& c : fixture().cases) {
     auto entry = ops_table().find(c.at("op").get<std::string>());
     ASSERT_NE(entry, ops_table().end()) << "no loom function for fixture op " << c.at("op");
-    if (entry->first == "gelu") {
-      covered.insert(c.at("attrs").at("approximate") == "tanh" ? OpKind::k_gelu_tanh
-                                                               : OpKind::k_gelu);
+    if (entry->first == "gelu" || entry->first == "gelu_backward") {
+      bool tanh = c.at("attrs").at("approximate") == "tanh";
+      if (entry->first == "gelu")
+        covered.insert(tanh ? OpKind::k_gelu_tanh : OpKind::k_gelu);
+      else
+        covered.insert(tanh ? OpKind::k_gelu_tanh_backward : OpKind::k_gelu_backward);
     } else {
       covered.insert(entry->second.kinds.begin(), entry->second.kinds.end());
     }

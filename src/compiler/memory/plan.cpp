@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "compiler/memory/arena.h"
+#include "loom/error.h"
 
 namespace loom::compiler::memory {
 namespace {
