@@ -1,6 +1,7 @@
 // Graph hashing and verification.
 #include "ir/graph.h"
 
+#include <array>
 #include <cstring>
 
 #include "loom/error.h"
@@ -24,6 +25,21 @@ Hash128 hash_ints(Hash128 h, const std::vector<int64_t>& v) {
   for (int64_t x : v) h = hash_combine(h, static_cast<uint64_t>(x));
   return h;
 }
+// An op's key in the hash: its name, not its number in ops.def. The on-disk
+// compile cache (lazy/compile_cache.cpp) names files by these hashes, and
+// inserting an op into ops.def renumbers every op after it, so a number would
+// let an older build's file answer for a different op.
+uint64_t op_key(ops::OpKind op) {
+  static const std::array<uint64_t, ops::kNumOps> table = [] {
+    std::array<uint64_t, ops::kNumOps> t{};
+    for (int i = 0; i < ops::kNumOps; ++i) {
+      Hash128 h = hash_string(Hash128{}, ops::op_name(static_cast<ops::OpKind>(i)));
+      t[static_cast<size_t>(i)] = h.lo ^ h.hi;
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(op)];
+}
 uint64_t bits(double d) {
   uint64_t b;
   std::memcpy(&b, &d, 8);
@@ -34,7 +50,7 @@ uint64_t bits(double d) {
 Hash128 instr_hash(const Instr& in) {
   const ops::Attrs& a = in.attrs;
   Hash128 h{0x6c6f6f6d, 0x69723031};
-  h = hash_combine(h, static_cast<uint64_t>(in.op));
+  h = hash_combine(h, op_key(in.op));
   h = hash_type(h, in.type);
   h = hash_ints(h, a.shape);
   h = hash_ints(h, a.axes);

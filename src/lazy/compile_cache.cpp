@@ -44,8 +44,9 @@ void CompileCache::clear() {
 }
 
 namespace {
-constexpr const char* kMagic = "loom-compile-cache 1";
-}
+// 2: graph hashes key ops by name (1 keyed them by their number in ops.def).
+constexpr const char* kMagic = "loom-compile-cache 2";
+}  // namespace
 
 std::string disk_cache_path(const Hash128& key) {
   const char* dir = std::getenv("LOOM_CACHE_DIR");
@@ -73,8 +74,7 @@ std::optional<ir::Graph> disk_cache_load(const Hash128& key,
     LOOM_CHECK(g.inputs == expected_inputs, "inputs differ from the traced graph");
     return g;
   } catch (const std::exception& e) {
-    std::cerr << "[loom] warning: ignoring compile cache file " << path << ": " << e.what()
-              << "\n";
+    std::cerr << "[loom] warning: ignoring compile cache file " << path << ": " << e.what() << "\n";
     return std::nullopt;
   }
 }

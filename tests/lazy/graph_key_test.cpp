@@ -26,5 +26,18 @@ TEST(GraphKey, ChangesWithTheSwitchesThatChangeTheCompiledProgram) {
   EXPECT_EQ(graph_key(g, "cpu"), plain) << "LOOM_DUMP_IR only prints";
 }
 
+// The on-disk compile cache names its files by this hash, so it must not
+// move when ops.def gains an op: it keys each op by its name, not its place
+// in the table (a number let a cache file written before gelu_backward was
+// inserted answer for whichever op took over that number).
+// If you change the hashing on purpose, bump kMagic in
+// lazy/compile_cache.cpp and the values here.
+TEST(GraphKey, HashesOpsByNameNotByTheirPlaceInOpsDef) {
+  const ir::Graph g = ir::parse(
+      "graph(%0: f32[4], %1: f32[4]) {\n  %2 = relu(%0) : f32[4]\n"
+      "  %3 = mul(%2, %1) : f32[4]\n  %4 = sigmoid(%3) : f32[4]\n  return (%4)\n}\n");
+  EXPECT_EQ(ir::graph_hash(g).hex(), "6129205e3fb69a61c0a0a8cea916afc4");
+}
+
 }  // namespace
 }  // namespace loom::lazy
