@@ -203,6 +203,50 @@ TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
   }
 }
 
+// The bf16 kernel keeps its logits in f32 (transposed, [C, rows], softmax by
+// columns): its loss is the reference's to f32 rounding, label smoothing
+// and ignored rows included, over three chunks of 200 rows (column blocks of
+// 128 and 72). A NaN logit makes its own row's
+// loss, gradient and the summed loss NaN and leaves the other rows' d input
+// finite, as the f32 kernel's row_grad does.
+TEST(FusedCrossEntropy, Bf16KernelLossIsTheReferencesAndNanStaysInItsRow) {
+  int64_t n = 598, c = 60000, d = 4;
+  std::vector<double> target(n);
+  for (int64_t i = 0; i < n; ++i) target[i] = i % 5 == 1 ? -100 : double((i * 7919) % c);
+  ir::Graph g;
+  g.inputs = {{{n, d}, DType::bf16}, {{c, d}, DType::bf16}, {{n}, DType::i64}, {{}, DType::f32}};
+  ops::Attrs a;
+  a.index = -100;
+  a.scalar = 0.1;
+  std::vector<ops::TensorType> types = g.inputs;
+  g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy,
+                      a,
+                      {0, 1, 2, 3},
+                      ops::infer_type(ops::OpKind::k_fused_linear_cross_entropy, types, a)});
+  g.outputs = {4};
+  std::vector<Operand> in = {cpu_test::random_operand({n, d}, DType::bf16, 7, -3, 3),
+                             cpu_test::random_operand({c, d}, DType::bf16, 8, -3, 3),
+                             cpu_test::operand_of(target, {n}, DType::i64),
+                             cpu_test::operand_of({1.0}, {}, DType::f32)};
+  auto want = run_graph(backends::reference_backend(), g, in)[0];
+  auto got = run_graph(backends::cpu_backend(), g, in)[0];
+  size_t loss_at = static_cast<size_t>(c * d + n * d);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_NEAR(got[loss_at], want[loss_at], 2e-6 * std::abs(want[loss_at]));
+  EXPECT_TRUE(testing::all_close(got, want, 3e-2, 1e-4, "packed dW, dH, loss"));
+  for (int64_t k = 0; k < d; ++k) EXPECT_EQ(got[c * d + 1 * d + k], 0.0) << "ignored row";
+
+  // Row 300 (the second chunk's column 100) gets a NaN input.
+  store_from_double(in[0].buffer->data(), DType::bf16, 300 * d + 2, std::nan(""));
+  got = run_graph(backends::cpu_backend(), g, in)[0];
+  EXPECT_TRUE(std::isnan(got[loss_at]));
+  for (int64_t k = 0; k < d; ++k) {
+    EXPECT_TRUE(std::isnan(got[c * d + 300 * d + k])) << "its own d input";
+    EXPECT_TRUE(std::isfinite(got[c * d + 299 * d + k])) << "the chunk's row before it";
+    EXPECT_TRUE(std::isfinite(got[c * d + 302 * d + k])) << "the row after it";
+  }
+}
+
 // A backend without the fused kernel gets its decomposition (the unfused
 // program, packed by concat): same numbers as the kernel.
 TEST(FusedCrossEntropy, DecompositionMatchesTheKernel) {

@@ -147,13 +147,123 @@ bool fused_f32(const float* h, const float* w, int64_t n, int64_t dim, int64_t c
   return ok;
 }
 
+// Columns [0, w) of a transposed chunk: z is [C, w] with row stride ld
+// (z[c * ld + j] is class c of the chunk's row j). row_grad's math column by
+// column, vectorized across the columns, in two passes over z instead of
+// four: classes go in tiles of kTileRows small enough for L1, and each tile's
+// max updates a running max m (the sum of exponentials so far is rescaled by
+// exp(m_old - m_new), the online softmax of Milakov & Gimelshein 2018,
+// "Online normalizer calculation for softmax") before the tile is replaced
+// by exp(z - m) and summed in double. The second pass scales each tile by
+// exp(m_tile - lse) * scale, subtracts the smoothing and writes the gradient,
+// rounded to bf16, into zb at the same places (zb_at = offset of column 0 in
+// zb). A column holding a NaN gets NaN loss and gradient (the max skips it,
+// the sum does not), an ignored target's column zeros.
+constexpr int64_t kColBlock = 128;
+constexpr int64_t kTileRows = 32;
+
+struct ColSoftmax {  // per column: running max (NaNs skipped), sum of exp(z - m)
+  float m[kColBlock];
+  double s[kColBlock], sz[kColBlock];
+};
+
+// First pass: z <- exp(z - m_tile) tile by tile; tile_m[k * w + j] = m_tile.
+void col_exp_pass(float* z, int64_t w, int64_t ld, int64_t classes, bool smoothing, ColSoftmax& cs,
+                  float* tile_m) {
+  float tm[kColBlock], buf[kColBlock];
+  for (int64_t j = 0; j < w; ++j)
+    cs.m[j] = -std::numeric_limits<float>::infinity(), cs.s[j] = 0, cs.sz[j] = 0;
+  for (int64_t c0 = 0, k = 0; c0 < classes; c0 += kTileRows, ++k) {
+    int64_t c1 = std::min(classes, c0 + kTileRows);
+    std::copy(cs.m, cs.m + w, tm);
+    for (int64_t c = c0; c < c1; ++c) {
+      const float* row = z + c * ld;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) tm[j] = row[j] > tm[j] ? row[j] : tm[j];
+      if (smoothing) {
+#pragma omp simd
+        for (int64_t j = 0; j < w; ++j) cs.sz[j] += row[j];
+      }
+    }
+    for (int64_t j = 0; j < w; ++j)
+      if (tm[j] > cs.m[j]) cs.s[j] *= std::exp(double(cs.m[j]) - double(tm[j])), cs.m[j] = tm[j];
+    std::copy(cs.m, cs.m + w, tile_m + k * w);
+    for (int64_t c = c0; c < c1; ++c) {
+      float* row = z + c * ld;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) buf[j] = row[j] - cs.m[j];
+      vm::exp(buf, row, w);
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) cs.s[j] += row[j];
+    }
+  }
+}
+
+void grad_col_block(float* z, uint16_t* zb, int64_t zb_at, int64_t w, int64_t ld, int64_t classes,
+                    const int64_t* t, int64_t ignore, double eps, float scale, double* loss) {
+  static thread_local std::vector<float> tile_m;
+  int64_t tiles = (classes + kTileRows - 1) / kTileRows;
+  tile_m.resize(static_cast<size_t>(tiles * w));
+  float zt[kColBlock], keep[kColBlock], ps[kColBlock], buf[kColBlock];
+  for (int64_t j = 0; j < w; ++j) zt[j] = t[j] == ignore ? 0.0f : z[t[j] * ld + j];
+  ColSoftmax cs;
+  col_exp_pass(z, w, ld, classes, eps != 0, cs, tile_m.data());
+  double lse[kColBlock];
+  for (int64_t j = 0; j < w; ++j) {
+    keep[j] = t[j] == ignore ? 0.0f : 1.0f;
+    lse[j] = cs.m[j] + std::log(cs.s[j]);  // a NaN logit made s NaN
+    loss[j] = t[j] == ignore ? 0.0 : (1 - eps) * (lse[j] - zt[j]);
+    if (eps != 0 && t[j] != ignore)
+      loss[j] -= eps / double(classes) * (cs.sz[j] - double(classes) * lse[j]);
+  }
+  float smooth = static_cast<float>(eps / double(classes)) * scale;
+  for (int64_t c0 = 0, k = 0; c0 < classes; c0 += kTileRows, ++k) {
+    const float* tm = tile_m.data() + k * w;
+    for (int64_t j = 0; j < w; ++j) ps[j] = static_cast<float>(std::exp(tm[j] - lse[j])) * scale;
+    for (int64_t c = c0; c < std::min(classes, c0 + kTileRows); ++c) {
+      const float* row = z + c * ld;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) buf[j] = keep[j] != 0 ? row[j] * ps[j] - smooth : 0.0f;
+      store_f32(buf, w, zb, DType::bf16, zb_at + c * ld);
+    }
+  }
+  for (int64_t j = 0; j < w; ++j) {
+    if (t[j] == ignore) continue;
+    float p = static_cast<float>(std::exp(tile_m[(t[j] / kTileRows) * w + j] - lse[j])) * scale;
+    float v = z[t[j] * ld + j] * p - smooth;
+    v -= static_cast<float>(1 - eps) * scale;
+    store_f32(&v, 1, zb, DType::bf16, zb_at + t[j] * ld + j);
+  }
+}
+
+// grad_rows for a transposed chunk: z [C, r] f32 logits (the chunk's rows
+// are columns) -> zb [C, r] bf16 gradient; loss[j] per row. Blocks of
+// kColBlock columns in parallel.
+void grad_cols(float* z, uint16_t* zb, int64_t r, int64_t classes, const int64_t* t, int64_t ignore,
+               double eps, float scale, double* loss) {
+  int64_t blocks = (r + kColBlock - 1) / kColBlock;
+  parallel_for(blocks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      int64_t j0 = k * kColBlock;
+      grad_col_block(z + j0, zb, j0, std::min(kColBlock, r - j0), r, classes, t + j0, ignore, eps,
+                     scale, loss + j0);
+    }
+  });
+}
+
 // The chunk loop over bf16 operands (autocast): bf16 x bf16 GEMMs with f32
 // accumulation and f32 results (gemm_bf16_f32.h: logits, d input, d weight
 // accumulated across chunks); only the logits' gradient is rounded to bf16,
-// as the GEMMs' operand. Where oneDNN has no such kernel, a chunk's product
-// goes through gemm() in bf16 and is converted.
+// as the GEMMs' operand. The chunk's logits are computed transposed, Z^T =
+// W H[r]^T ([C, r]), and stay so: oneDNN's AMX kernels run that product
+// about twice as fast as H[r] W^T ([r, C]: one short, very wide output), and
+// dW += (dZ^T) H[r] then reads its A operand plain instead of strided
+// (Sapphire Rapids, 2 threads, demo head: 22 -> 12 ms and 14 -> 11 ms per
+// 256-row chunk; bench/RESULTS.md). Where oneDNN has no such kernel, a
+// product goes through gemm() in bf16 and is converted.
 void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t classes, int64_t rows,
-                const FusedRowGrad& rg, float* dw, float* dh) {
+                const int64_t* t, int64_t ignore, double eps, float scale, double* loss, float* dw,
+                float* dh) {
   const char* hb = static_cast<const char*>(h);
   float* z = chunk_scratch(rows * classes);
   static thread_local std::vector<uint16_t> zb, tmp;  // reused: no fresh pages per call
@@ -169,25 +279,20 @@ void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t cl
       for (int64_t i = b; i < e; ++i) dst[i] += part[i - b];
     });
   };
-  // c (f32) = op(a) op(b) (+ c), through bf16 results when needed.
+  // c (f32) = op(a) op(b) (+ c), through bf16 results in `via` when needed.
   auto product = [&](int64_t m, int64_t nn, int64_t k, bool ta, bool tb, const void* a,
-                     const void* b, float* c, bool acc) {
+                     const void* b, float* c, bool acc, uint16_t* via) {
     if (gemm_bf16_f32(m, nn, k, ta, tb, a, b, c, acc)) return;
-    gemm({1, m, nn, k, ta, tb}, DType::bf16, a, b, tp);
-    to_f32(tp, m * nn, c, acc);
+    gemm({1, m, nn, k, ta, tb}, DType::bf16, a, b, via);
+    to_f32(via, m * nn, c, acc);
   };
   for (int64_t r0 = 0; r0 < n; r0 += rows) {
     int64_t r = std::min(rows, n - r0);
     const void* hr = hb + r0 * dim * 2;
-    if (!gemm_bf16_f32(r, classes, dim, false, true, hr, w, z, false)) {
-      gemm({1, r, classes, dim, false, true}, DType::bf16, hr, w, zbp);
-      to_f32(zbp, r * classes, z, false);
-    }
-    rg(z, r0, r);
-    parallel_for(r * classes, kElementGrain,
-                 [&](int64_t b, int64_t e) { store_f32(z + b, e - b, zbp, DType::bf16, b); });
-    product(r, dim, classes, false, false, zbp, w, dh + r0 * dim, false);
-    product(classes, dim, r, true, false, zbp, hr, dw, r0 > 0);
+    product(classes, r, dim, false, true, w, hr, z, false, zbp);  // Z^T [C, r]
+    grad_cols(z, zbp, r, classes, t + r0, ignore, eps, scale, loss + r0);
+    product(r, dim, classes, true, false, zbp, w, dh + r0 * dim, false, tp);  // (dZ^T)^T W
+    product(classes, dim, r, false, false, zbp, hr, dw, r0 > 0, tp);          // dZ^T H[r]
   }
 }
 
@@ -214,7 +319,8 @@ void cpu_fused_linear_cross_entropy(const OpCall& call) {
   if (n == 0)
     std::memset(dw, 0, sizeof(float) * classes * dim);
   else if (call.inputs[0].type.dtype == DType::bf16)
-    fused_bf16(call.inputs[0].data, call.inputs[1].data, n, dim, classes, rows, rg, dw, dh);
+    fused_bf16(call.inputs[0].data, call.inputs[1].data, n, dim, classes, rows, tg.t.data(), ignore,
+               eps, scale, loss.data(), dw, dh);
   else
     ok = fused_f32(call.inputs[0].as<float>(), call.inputs[1].as<float>(), n, dim, classes, rows,
                    rg, dw, dh);
