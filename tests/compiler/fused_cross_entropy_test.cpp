@@ -170,6 +170,23 @@ TEST(FusedCrossEntropy, EnvThresholdAndBadTargets) {
   }
 }
 
+// One fused_linear_cross_entropy(H [n, d], W [c, d], target [n], g) of
+// `dtype` operands, ignore_index -100 and label smoothing `eps`.
+ir::Graph fused_ce_graph(int64_t n, int64_t c, int64_t d, DType dtype, double eps) {
+  ir::Graph g;
+  g.inputs = {{{n, d}, dtype}, {{c, d}, dtype}, {{n}, DType::i64}, {{}, DType::f32}};
+  ops::Attrs a;
+  a.index = -100;
+  a.scalar = eps;
+  std::vector<ops::TensorType> types = g.inputs;
+  g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy,
+                      a,
+                      {0, 1, 2, 3},
+                      ops::infer_type(ops::OpKind::k_fused_linear_cross_entropy, types, a)});
+  g.outputs = {4};
+  return g;
+}
+
 // N = 700 rows over C = 50000 classes: the cpu kernel takes three chunks of
 // 234 rows (at most 64 MiB of logits: 335 rows; dW accumulates across them),
 // in f32 and bf16.
@@ -179,17 +196,7 @@ TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
   for (int64_t i = 0; i < n; ++i) target[i] = i % 7 == 3 ? -100 : double((i * 7919) % c);
   for (DType dtype : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(dtype));
-    ir::Graph g;
-    g.inputs = {{{n, d}, dtype}, {{c, d}, dtype}, {{n}, DType::i64}, {{}, DType::f32}};
-    ops::Attrs a;
-    a.index = -100;
-    a.scalar = 0.05;
-    std::vector<ops::TensorType> types = g.inputs;
-    g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy,
-                        a,
-                        {0, 1, 2, 3},
-                        ops::infer_type(ops::OpKind::k_fused_linear_cross_entropy, types, a)});
-    g.outputs = {4};
+    ir::Graph g = fused_ce_graph(n, c, d, dtype, 0.05);
     std::vector<Operand> in = {cpu_test::random_operand({n, d}, dtype, 5, -2, 2),
                                cpu_test::random_operand({c, d}, dtype, 6, -2, 2),
                                cpu_test::operand_of(target, {n}, DType::i64),
@@ -213,17 +220,7 @@ TEST(FusedCrossEntropy, Bf16KernelLossIsTheReferencesAndNanStaysInItsRow) {
   int64_t n = 598, c = 60000, d = 4;
   std::vector<double> target(n);
   for (int64_t i = 0; i < n; ++i) target[i] = i % 5 == 1 ? -100 : double((i * 7919) % c);
-  ir::Graph g;
-  g.inputs = {{{n, d}, DType::bf16}, {{c, d}, DType::bf16}, {{n}, DType::i64}, {{}, DType::f32}};
-  ops::Attrs a;
-  a.index = -100;
-  a.scalar = 0.1;
-  std::vector<ops::TensorType> types = g.inputs;
-  g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy,
-                      a,
-                      {0, 1, 2, 3},
-                      ops::infer_type(ops::OpKind::k_fused_linear_cross_entropy, types, a)});
-  g.outputs = {4};
+  ir::Graph g = fused_ce_graph(n, c, d, DType::bf16, 0.1);
   std::vector<Operand> in = {cpu_test::random_operand({n, d}, DType::bf16, 7, -3, 3),
                              cpu_test::random_operand({c, d}, DType::bf16, 8, -3, 3),
                              cpu_test::operand_of(target, {n}, DType::i64),

@@ -12,8 +12,10 @@
 // aim as "Cut Your Losses in Large-Vocabulary Language Models" (Wijmans et
 // al. 2024): no [tokens, vocab] buffer. Same GEMM count as the unfused
 // program (logits, d input, d weight). bf16 operands (autocast) run bf16
-// GEMMs with f32 accumulation and f32 results (AMX where the CPU has it). The per-row math is the
-// cpu cross_entropy kernel's: f32 values, double accumulators, the loss summed in row order.
+// GEMMs with f32 accumulation and f32 results (AMX where the CPU has it), on
+// the chunk's logits transposed ([C, R]; see fused_bf16). The per-row math is
+// the cpu cross_entropy kernel's: f32 values, double accumulators, the loss
+// summed in row order (the bf16 path: the same formulas by columns).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
