@@ -193,7 +193,8 @@ void col_exp_pass(float* z, int64_t w, int64_t ld, int64_t classes, bool smoothi
     for (int64_t c = c0; c < c1; ++c) {
       float* row = z + c * ld;
 #pragma omp simd
-      for (int64_t j = 0; j < w; ++j) buf[j] = row[j] - cs.m[j];
+      for (int64_t j = 0; j < w; ++j)  // -inf so far: exp gives 0, not NaN
+        buf[j] = row[j] - (cs.m[j] == -std::numeric_limits<float>::infinity() ? 0.0f : cs.m[j]);
       vm::exp(buf, row, w);
 #pragma omp simd
       for (int64_t j = 0; j < w; ++j) cs.s[j] += row[j];
@@ -243,11 +244,15 @@ void grad_col_block(float* z, uint16_t* zb, int64_t zb_at, int64_t w, int64_t ld
 // kColBlock columns in parallel.
 void grad_cols(float* z, uint16_t* zb, int64_t r, int64_t classes, const int64_t* t, int64_t ignore,
                double eps, float scale, double* loss) {
-  int64_t blocks = (r + kColBlock - 1) / kColBlock;
+  // Blocks of at least 16 columns (a cache line of each class row), narrow
+  // enough that every thread gets one.
+  int64_t per_thread = (r + get_num_threads() - 1) / get_num_threads();
+  int64_t width = std::clamp<int64_t>((per_thread + 15) / 16 * 16, 16, kColBlock);
+  int64_t blocks = (r + width - 1) / width;
   parallel_for(blocks, 1, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
-      int64_t j0 = k * kColBlock;
-      grad_col_block(z + j0, zb, j0, std::min(kColBlock, r - j0), r, classes, t + j0, ignore, eps,
+      int64_t j0 = k * width;
+      grad_col_block(z + j0, zb, j0, std::min(width, r - j0), r, classes, t + j0, ignore, eps,
                      scale, loss + j0);
     }
   });
