@@ -120,9 +120,7 @@ inline bool softmax_scores(float* s, int64_t n, int64_t i, bool causal, const Ma
 /// dropout op's arithmetic (random.cpp). `u` is scratch of n floats.
 inline void dropout_row(const Dims& m, uint64_t first, float* x, int64_t n, float* u) {
   philox_uniforms(m.seed, m.offset, first, n, u);
-  double keep_scale = 1.0 - m.p;
-  for (int64_t j = 0; j < n; ++j)
-    x[j] = u[j] >= m.p ? static_cast<float>(double(x[j]) / keep_scale) : 0.0f;
+  dropout_apply(u, m.p, x, x, n);
 }
 
 // A run of n elements at `offset` of an operand as f32: the operand's own

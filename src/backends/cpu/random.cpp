@@ -221,10 +221,7 @@ void philox_uniforms(uint64_t seed, uint64_t offset, uint64_t first, int64_t n, 
   uniforms({seed, offset}, first, n, u);
 }
 
-void dropout_f32(uint64_t seed, uint64_t offset, uint64_t first, double p, const float* x, float* y,
-                 int64_t n) {
-  float u[kChunk];
-  uniforms({seed, offset}, first, n, u);
+void dropout_apply(const float* u, double p, const float* x, float* y, int64_t n) {
   double keep_div = 1.0 - p;
   int64_t i = 0;
 #if defined(__AVX512F__) && defined(__AVX512VL__)
@@ -238,6 +235,13 @@ void dropout_f32(uint64_t seed, uint64_t offset, uint64_t first, double p, const
   }
 #endif
   for (; i < n; ++i) y[i] = u[i] >= p ? static_cast<float>(double(x[i]) / keep_div) : 0.0f;
+}
+
+void dropout_f32(uint64_t seed, uint64_t offset, uint64_t first, double p, const float* x, float* y,
+                 int64_t n) {
+  float u[kChunk];
+  uniforms({seed, offset}, first, n, u);
+  dropout_apply(u, p, x, y, n);
 }
 
 void cpu_dropout(const OpCall& c) {
