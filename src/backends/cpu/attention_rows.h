@@ -9,6 +9,7 @@
 // dropout decision (as the dropout op on those probabilities would draw it).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -91,6 +92,25 @@ inline Mask plan_mask(const ConstView& mask, const float* values, const Shape& s
   return m;
 }
 
+/// The largest of s[0, n) that is not NaN (-inf when none), as a running
+/// std::max would give it, over 16 interleaved lanes so that it vectorizes
+/// (one running max is a chain of dependent maxss: most of BERT's attention
+/// forward). Lanes can only differ from the running max on the sign of a
+/// zero maximum, which exp(s - m) does not see.
+inline float row_max_skipping_nan(const float* s, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  float part[kLanes];
+  std::fill(part, part + kLanes, -std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+#pragma omp simd
+    for (int64_t l = 0; l < kLanes; ++l) part[l] = part[l] < s[j + l] ? s[j + l] : part[l];
+  for (int64_t l = 0; j < n; ++j, ++l) part[l] = part[l] < s[j] ? s[j] : part[l];
+  float m = part[0];
+  for (int64_t l = 1; l < kLanes; ++l) m = m < part[l] ? part[l] : m;
+  return m;
+}
+
 /// Masks and softmaxes one score row s[0, n) of query row i in place
 /// (causal: keys j > i are -inf; bool mask false = -inf; float mask added;
 /// mask row at `moff`); returns false when nothing is attended (the row's
@@ -107,8 +127,7 @@ inline bool softmax_scores(float* s, int64_t n, int64_t i, bool causal, const Ma
     const float* mr = mask->values + moff;
     for (int64_t j = 0; j < n; ++j) s[j] += mr[j * mask->col_stride];
   }
-  float m = ninf;
-  for (int64_t j = 0; j < n; ++j) m = m < s[j] ? s[j] : m;  // as std::max: NaN skipped
+  float m = row_max_skipping_nan(s, n);
   if (m == ninf) return false;
   float inv = static_cast<float>(1.0 / vm::exp_shift_sum(s, s, n, m));
   for (int64_t j = 0; j < n; ++j) s[j] *= inv;
