@@ -240,8 +240,8 @@ void grad_col_block(float* z, uint16_t* zb, int64_t zb_at, int64_t w, int64_t ld
 }
 
 // grad_rows for a transposed chunk: z [C, r] f32 logits (the chunk's rows
-// are columns) -> zb [C, r] bf16 gradient; loss[j] per row. Blocks of
-// kColBlock columns in parallel.
+// are columns) -> zb [C, r] bf16 gradient; loss[j] per row. Blocks of up
+// to kColBlock columns in parallel.
 void grad_cols(float* z, uint16_t* zb, int64_t r, int64_t classes, const int64_t* t, int64_t ignore,
                double eps, float scale, double* loss) {
   // Blocks of at least 16 columns (a cache line of each class row), narrow
