@@ -15,9 +15,9 @@ namespace {
 constexpr const char* kPipelineVersion = "2026-12-02";
 
 // The environment switches that change the compiled program.
-constexpr const char* kCompileSwitches[] = {"LOOM_DECOMPOSE", "LOOM_FUSED_CE_MIN_CLASSES",
+constexpr const char* kCompileSwitches[] = {"LOOM_DECOMPOSE",       "LOOM_FUSED_CE_MIN_CLASSES",
                                             "LOOM_GATHER_SCHEDULE", "LOOM_FUSED_BATCH",
-                                            "LOOM_MATMUL_LAYOUT"};
+                                            "LOOM_MATMUL_LAYOUT",   "LOOM_XLA_DONATE"};
 
 }  // namespace
 

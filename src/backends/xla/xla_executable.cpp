@@ -3,6 +3,8 @@
 #include "backends/xla/xla_executable.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 
 #include "backends/xla/lower/stablehlo.h"
@@ -52,6 +54,19 @@ std::vector<int> xla_near_inputs(const ir::Graph& g, int out, int depth) {
   return found;
 }
 
+// Donation (an updated parameter or AdamW moment written over its input
+// through tf.aliasing_output) is off unless LOOM_XLA_DONATE=1. With every
+// such input donated, XLA's CPU plugin (pip xla-cpu-pjrt 0.0.1, PJRT C API
+// 0.81) gave wrong results in the next step of a GPT-2 of width 256 (the
+// step-2 loss 10.8059 against lazy:cpu's 10.7795), while donating none, only
+// the inputs up to 1M elements, or only the larger ones all matched lazy:cpu
+// to the last digit; the cause is not found (docs/backends.md, "Donation").
+// XlaBackend.Gpt2TrainingMatchesLazyCpuStepByStep fails with it on.
+bool xla_donation_wanted() {
+  const char* s = std::getenv("LOOM_XLA_DONATE");
+  return s != nullptr && std::strcmp(s, "1") == 0;
+}
+
 }  // namespace
 
 XlaExecutable::XlaExecutable(const XlaBackend& backend,
@@ -67,7 +82,7 @@ XlaExecutable::XlaExecutable(const XlaBackend& backend,
     st.split = std::move(s);
     st.aliased.assign(st.split.inputs.size(), false);
     if (!st.split.graph.instrs.empty()) {
-      choose_aliases(st, readers);
+      if (xla_donation_wanted()) choose_aliases(st, readers);
       LowerOptions options;
       options.aliases = st.aliases;
       st.mlir = lower_to_stablehlo(st.split.graph, options);
