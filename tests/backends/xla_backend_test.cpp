@@ -1,10 +1,10 @@
 // The xla backend (src/backends/xla/): lazy:xla against lazy:cpu (a small
-// MLP trained with AdamW; a GPT-2 of width 256, step by step, the case that
-// donation got wrong), its memory out of the host's reach, device memory
-// flat step to step (with donation off, the default, and on), the compile cache (in memory and the
-// on-disk XLA executables), every addressable device, collectives split out of the graph and staged
-// through host memory, and the split itself (pure IR, no plugin needed). Tests that run XLA skip
-// with the reason when no PJRT plugin is installed, and fail under CI=true.
+// MLP trained with AdamW, with donation off (the default) and on; a GPT-2 of
+// width 256, step by step, the case that donation got wrong), its memory out
+// of the host's reach, device memory flat step to step (donation off and on), the compile cache (in
+// memory and the on-disk XLA executables), every addressable device, collectives split out of the
+// graph and staged through host memory, and the split itself (pure IR, no plugin needed). Tests
+// that run XLA skip with the reason when no PJRT plugin is installed, and fail under CI=true.
 //
 // Tolerance: XLA may reorder float reductions (sums over up to 32 elements
 // here, where reordering changes f32 results by a few ulp) and evaluates
@@ -149,8 +149,10 @@ TEST(XlaBackend, Gpt2TrainingMatchesLazyCpuStepByStep) {
     EXPECT_NEAR(xla[s], cpu[s], 1e-5 * cpu[s]) << "step " << s + 1;
 }
 
-TEST(XlaBackend, DeviceMemoryStaysFlatStepToStep) {
-  LOOM_REQUIRE_XLA();
+// Device memory held between steps is the same every step, with donation
+// off (the default: each step's outputs are new buffers, the old state is
+// freed) and on (the state is written over its inputs, no donation vetoed).
+void xla_expect_flat_memory() {
   testing::reset_lazy();
   Device dev("lazy:xla");
   TinyMlp mlp(dev, 16, 64, 4, 5, 2);
@@ -165,6 +167,19 @@ TEST(XlaBackend, DeviceMemoryStaysFlatStepToStep) {
   }
   // After the first steps (the grads' buffers appear), the bytes held are the same every step.
   for (size_t s = 3; s < live.size(); ++s) EXPECT_EQ(live[s], live[2]) << "step " << s;
+}
+
+TEST(XlaBackend, DeviceMemoryStaysFlatStepToStep) {
+  LOOM_REQUIRE_XLA();
+  xla_expect_flat_memory();
+  EXPECT_EQ(metrics::counter("DonatedBytes"), 0);
+}
+
+TEST(XlaBackend, DeviceMemoryStaysFlatStepToStepWithDonation) {
+  LOOM_REQUIRE_XLA();
+  testing::ScopedEnv donate("LOOM_XLA_DONATE", "1");
+  xla_expect_flat_memory();
+  EXPECT_GT(metrics::counter("DonatedBytes"), 0);
   EXPECT_EQ(metrics::counter("DonationVetoed"), 0);
 }
 

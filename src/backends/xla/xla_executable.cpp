@@ -1,5 +1,5 @@
 // XlaExecutable (xla_executable.h): stages lowered and compiled, aliases
-// chosen, runs with donation and host-staged collectives.
+// chosen (LOOM_XLA_DONATE=1), runs with host-staged collectives.
 #include "backends/xla/xla_executable.h"
 
 #include <algorithm>

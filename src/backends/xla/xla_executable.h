@@ -7,15 +7,17 @@
 // collectives between stages are staged through host memory (download, the
 // cpu backend's kernel over dist::graph_process_group(), upload).
 //
-// Donation: each stage's inputs that only that stage reads are paired with
-// stage outputs of the same type (the nearest such ancestor input first:
-// a parameter with its update) and lowered as input/output aliases
-// (`tf.aliasing_output`), so XLA writes a training step's new parameters and
-// optimizer state into the old ones' memory and device memory stays flat
-// from step to step. At run time an aliased input is donated only when
+// Donation (off unless LOOM_XLA_DONATE=1; xla_executable.cpp says why): each
+// stage's inputs that only that stage reads are paired with stage outputs of
+// the same type (the nearest such ancestor input first: a parameter with its
+// update) and lowered as input/output aliases (`tf.aliasing_output`), so XLA
+// writes a training step's new parameters and optimizer state into the old
+// ones' memory. At run time an aliased input is donated only when
 // donatable[i] and nothing but the run holds its buffer (the same veto as
 // the generic Executable); else it is passed in PJRT's non-donatable list
-// and XLA writes the output elsewhere.
+// and XLA writes the output elsewhere. Off, every output is a new buffer and
+// the old state is freed when the step no longer holds it: device memory is
+// still flat from step to step, with the state held twice during a step.
 #pragma once
 
 #include <memory>
