@@ -194,8 +194,10 @@ TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
   int64_t n = 700, c = 50000, d = 4;
   std::vector<double> target(n);
   for (int64_t i = 0; i < n; ++i) target[i] = i % 7 == 3 ? -100 : double((i * 7919) % c);
-  for (DType dtype : {DType::f32, DType::bf16}) {
-    SCOPED_TRACE(dtype_name(dtype));
+  for (const char* layout : {"f32", "cols", "rows"}) {
+    DType dtype = std::string(layout) == "f32" ? DType::f32 : DType::bf16;
+    testing::ScopedEnv env("LOOM_FUSED_CE_BF16_LAYOUT", dtype == DType::f32 ? "" : layout);
+    SCOPED_TRACE(layout);
     ir::Graph g = fused_ce_graph(n, c, d, dtype, 0.05);
     std::vector<Operand> in = {cpu_test::random_operand({n, d}, dtype, 5, -2, 2),
                                cpu_test::random_operand({c, d}, dtype, 6, -2, 2),
@@ -210,37 +212,45 @@ TEST(FusedCrossEntropy, KernelAcrossChunksMatchesTheReference) {
   }
 }
 
+// The bf16 kernel's two layouts (cross_entropy_grad.cpp: logits transposed,
+// the default with AMX, or rows, the default elsewhere), each test runs both.
+constexpr const char* kBf16Layouts[] = {"cols", "rows"};
+
 // The bf16 kernel keeps its logits in f32 (transposed, [C, rows], softmax by
-// columns): its loss is the reference's to f32 rounding, label smoothing
+// columns; or rows): its loss is the reference's to f32 rounding, label smoothing
 // and ignored rows included, over three chunks of 200 rows (column blocks of
 // 128 and 72). A NaN logit makes its own row's
 // loss, gradient and the summed loss NaN and leaves the other rows' d input
 // finite, as the f32 kernel's row_grad does.
 TEST(FusedCrossEntropy, Bf16KernelLossIsTheReferencesAndNanStaysInItsRow) {
-  int64_t n = 598, c = 60000, d = 4;
-  std::vector<double> target(n);
-  for (int64_t i = 0; i < n; ++i) target[i] = i % 5 == 1 ? -100 : double((i * 7919) % c);
-  ir::Graph g = fused_ce_graph(n, c, d, DType::bf16, 0.1);
-  std::vector<Operand> in = {cpu_test::random_operand({n, d}, DType::bf16, 7, -3, 3),
-                             cpu_test::random_operand({c, d}, DType::bf16, 8, -3, 3),
-                             cpu_test::operand_of(target, {n}, DType::i64),
-                             cpu_test::operand_of({1.0}, {}, DType::f32)};
-  auto want = run_graph(backends::reference_backend(), g, in)[0];
-  auto got = run_graph(backends::cpu_backend(), g, in)[0];
-  size_t loss_at = static_cast<size_t>(c * d + n * d);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_NEAR(got[loss_at], want[loss_at], 2e-6 * std::abs(want[loss_at]));
-  EXPECT_TRUE(testing::all_close(got, want, 3e-2, 1e-4, "packed dW, dH, loss"));
-  for (int64_t k = 0; k < d; ++k) EXPECT_EQ(got[c * d + 1 * d + k], 0.0) << "ignored row";
+  for (const char* layout : kBf16Layouts) {
+    testing::ScopedEnv env("LOOM_FUSED_CE_BF16_LAYOUT", layout);
+    SCOPED_TRACE(layout);
+    int64_t n = 598, c = 60000, d = 4;
+    std::vector<double> target(n);
+    for (int64_t i = 0; i < n; ++i) target[i] = i % 5 == 1 ? -100 : double((i * 7919) % c);
+    ir::Graph g = fused_ce_graph(n, c, d, DType::bf16, 0.1);
+    std::vector<Operand> in = {cpu_test::random_operand({n, d}, DType::bf16, 7, -3, 3),
+                               cpu_test::random_operand({c, d}, DType::bf16, 8, -3, 3),
+                               cpu_test::operand_of(target, {n}, DType::i64),
+                               cpu_test::operand_of({1.0}, {}, DType::f32)};
+    auto want = run_graph(backends::reference_backend(), g, in)[0];
+    auto got = run_graph(backends::cpu_backend(), g, in)[0];
+    size_t loss_at = static_cast<size_t>(c * d + n * d);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_NEAR(got[loss_at], want[loss_at], 2e-6 * std::abs(want[loss_at]));
+    EXPECT_TRUE(testing::all_close(got, want, 3e-2, 1e-4, "packed dW, dH, loss"));
+    for (int64_t k = 0; k < d; ++k) EXPECT_EQ(got[c * d + 1 * d + k], 0.0) << "ignored row";
 
-  // Row 300 (the second chunk's column 100) gets a NaN input.
-  store_from_double(in[0].buffer->data(), DType::bf16, 300 * d + 2, std::nan(""));
-  got = run_graph(backends::cpu_backend(), g, in)[0];
-  EXPECT_TRUE(std::isnan(got[loss_at]));
-  for (int64_t k = 0; k < d; ++k) {
-    EXPECT_TRUE(std::isnan(got[c * d + 300 * d + k])) << "its own d input";
-    EXPECT_TRUE(std::isfinite(got[c * d + 299 * d + k])) << "the chunk's row before it";
-    EXPECT_TRUE(std::isfinite(got[c * d + 302 * d + k])) << "the row after it";
+    // Row 300 (the second chunk's column 100) gets a NaN input.
+    store_from_double(in[0].buffer->data(), DType::bf16, 300 * d + 2, std::nan(""));
+    got = run_graph(backends::cpu_backend(), g, in)[0];
+    EXPECT_TRUE(std::isnan(got[loss_at]));
+    for (int64_t k = 0; k < d; ++k) {
+      EXPECT_TRUE(std::isnan(got[c * d + 300 * d + k])) << "its own d input";
+      EXPECT_TRUE(std::isfinite(got[c * d + 299 * d + k])) << "the chunk's row before it";
+      EXPECT_TRUE(std::isfinite(got[c * d + 302 * d + k])) << "the row after it";
+    }
   }
 }
 
@@ -266,8 +276,11 @@ TEST(FusedCrossEntropy, Bf16KernelTargetTermWhenTheTargetDominates) {
   std::vector<Operand> in = {h, w, cpu_test::operand_of(target, {n}, DType::i64),
                              cpu_test::operand_of({1.0}, {}, DType::f32)};
   auto want = run_graph(backends::reference_backend(), g, in)[0];
-  auto got = run_graph(backends::cpu_backend(), g, in)[0];
-  EXPECT_TRUE(testing::all_close(got, want, 3e-2, 1e-4, "packed dW, dH, loss"));
+  for (const char* layout : kBf16Layouts) {
+    testing::ScopedEnv env("LOOM_FUSED_CE_BF16_LAYOUT", layout);
+    auto got = run_graph(backends::cpu_backend(), g, in)[0];
+    EXPECT_TRUE(testing::all_close(got, want, 3e-2, 1e-4, "packed dW, dH, loss")) << layout;
+  }
 }
 
 // A backend without the fused kernel gets its decomposition (the unfused

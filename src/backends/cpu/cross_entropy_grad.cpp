@@ -18,6 +18,7 @@
 // summed in row order (the bf16 path: the same formulas by columns).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -258,19 +259,33 @@ void grad_cols(float* z, uint16_t* zb, int64_t r, int64_t classes, const int64_t
   });
 }
 
+// Whether the bf16 chunk loop computes its logits transposed (see
+// fused_bf16): where oneDNN runs bf16 on AMX, by default; elsewhere the rows
+// layout, which measured faster there (AMD EPYC Zen 4, AVX512-BF16, demo
+// bf16 step; bench/RESULTS.md, 2026-12-06). LOOM_FUSED_CE_BF16_LAYOUT=cols
+// or =rows forces one (A/B runs and the tests of both paths; read per call).
+bool bf16_logits_transposed() {
+  const char* s = std::getenv("LOOM_FUSED_CE_BF16_LAYOUT");
+  if (s && std::strcmp(s, "cols") == 0) return true;
+  if (s && std::strcmp(s, "rows") == 0) return false;
+  static const bool kAmx = gemm_has_amx();
+  return kAmx;
+}
+
 // The chunk loop over bf16 operands (autocast): bf16 x bf16 GEMMs with f32
 // accumulation and f32 results (gemm_bf16_f32.h: logits, d input, d weight
 // accumulated across chunks); only the logits' gradient is rounded to bf16,
-// as the GEMMs' operand. The chunk's logits are computed transposed, Z^T =
-// W H[r]^T ([C, r]), and stay so: oneDNN's AMX kernels run that product
-// about twice as fast as H[r] W^T ([r, C]: one short, very wide output), and
-// dW += (dZ^T) H[r] then reads its A operand plain instead of strided
-// (Sapphire Rapids, 2 threads, demo head: 22 -> 12 ms and 14 -> 11 ms per
-// 256-row chunk; bench/RESULTS.md). Where oneDNN has no such kernel, a
-// product goes through gemm() in bf16 and is converted.
+// as the GEMMs' operand. With AMX the chunk's logits are computed
+// transposed, Z^T = W H[r]^T ([C, r]), and stay so: oneDNN's AMX kernels run
+// that product about twice as fast as H[r] W^T ([r, C]: one short, very wide
+// output), and dW += (dZ^T) H[r] then reads its A operand plain instead of
+// strided (Sapphire Rapids, 2 threads, demo head: 22 -> 12 ms and 14 -> 11 ms
+// per 256-row chunk; bench/RESULTS.md). Without AMX the logits are rows,
+// Z = H[r] W^T, softmaxed by rows as the f32 path does (`rg`). Where oneDNN
+// has no bf16 kernel, a product goes through gemm() in bf16 and is converted.
 void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t classes, int64_t rows,
-                const int64_t* t, int64_t ignore, double eps, float scale, double* loss, float* dw,
-                float* dh) {
+                const int64_t* t, int64_t ignore, double eps, float scale, double* loss,
+                const FusedRowGrad& rg, float* dw, float* dh) {
   const char* hb = static_cast<const char*>(h);
   float* z = chunk_scratch(rows * classes);
   static thread_local std::vector<uint16_t> zb, tmp;  // reused: no fresh pages per call
@@ -293,13 +308,23 @@ void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t cl
     gemm({1, m, nn, k, ta, tb}, DType::bf16, a, b, via);
     to_f32(via, m * nn, c, acc);
   };
+  const bool cols = bf16_logits_transposed();
   for (int64_t r0 = 0; r0 < n; r0 += rows) {
     int64_t r = std::min(rows, n - r0);
     const void* hr = hb + r0 * dim * 2;
-    product(classes, r, dim, false, true, w, hr, z, false, zbp);  // Z^T [C, r]
-    grad_cols(z, zbp, r, classes, t + r0, ignore, eps, scale, loss + r0);
-    product(r, dim, classes, true, false, zbp, w, dh + r0 * dim, false, tp);  // (dZ^T)^T W
-    product(classes, dim, r, false, false, zbp, hr, dw, r0 > 0, tp);          // dZ^T H[r]
+    if (cols) {
+      product(classes, r, dim, false, true, w, hr, z, false, zbp);  // Z^T [C, r]
+      grad_cols(z, zbp, r, classes, t + r0, ignore, eps, scale, loss + r0);
+      product(r, dim, classes, true, false, zbp, w, dh + r0 * dim, false, tp);  // (dZ^T)^T W
+      product(classes, dim, r, false, false, zbp, hr, dw, r0 > 0, tp);          // dZ^T H[r]
+    } else {
+      product(r, classes, dim, false, true, hr, w, z, false, zbp);  // Z [r, C]
+      rg(z, r0, r);
+      parallel_for(r * classes, kElementGrain,
+                   [&](int64_t b, int64_t e) { store_f32(z + b, e - b, zbp, DType::bf16, b); });
+      product(r, dim, classes, false, false, zbp, w, dh + r0 * dim, false, tp);  // dZ W
+      product(classes, dim, r, true, false, zbp, hr, dw, r0 > 0, tp);            // dZ^T H[r]
+    }
   }
 }
 
@@ -327,7 +352,7 @@ void cpu_fused_linear_cross_entropy(const OpCall& call) {
     std::memset(dw, 0, sizeof(float) * classes * dim);
   else if (call.inputs[0].type.dtype == DType::bf16)
     fused_bf16(call.inputs[0].data, call.inputs[1].data, n, dim, classes, rows, tg.t.data(), ignore,
-               eps, scale, loss.data(), dw, dh);
+               eps, scale, loss.data(), rg, dw, dh);
   else
     ok = fused_f32(call.inputs[0].as<float>(), call.inputs[1].as<float>(), n, dim, classes, rows,
                    rg, dw, dh);

@@ -264,6 +264,12 @@ bool gemm_hardware_native(DType dtype) {
   return (isa & bf16) == bf16 && gemm_native(DType::bf16);
 }
 
+bool gemm_has_amx() {
+  auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
+  return (isa & amx) == amx;
+}
+
 void gemm(const GemmShape& s, DType dtype, const void* a, const void* b, void* c) {
   if (dtype == DType::f32)
     return gemm_f32(s, static_cast<const float*>(a), static_cast<const float*>(b),

@@ -62,4 +62,8 @@ bool gemm_native(DType dtype);
 /// 2.x has no native f16 CPU GEMM for training shapes).
 bool gemm_hardware_native(DType dtype);
 
+/// True when oneDNN's effective ISA has AMX for bf16 (avx512_core_amx:
+/// Sapphire Rapids and later; ONEDNN_MAX_CPU_ISA can turn it off).
+bool gemm_has_amx();
+
 }  // namespace loom::backends::cpu
