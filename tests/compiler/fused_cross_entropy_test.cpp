@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "backends/backend.h"
+#include "backends/cpu/kernels.h"
 #include "backends/cpu_test_util.h"
 #include "common/scoped_env.h"
 #include "common/temp_dir.h"
@@ -218,14 +219,15 @@ constexpr const char* kBf16Layouts[] = {"cols", "rows"};
 
 // The bf16 kernel keeps its logits in f32 (transposed, [C, rows], softmax by
 // columns; or rows): its loss is the reference's to f32 rounding, label smoothing
-// and ignored rows included, over three chunks of 200 rows (column blocks of
-// 128 and 72). A NaN logit makes its own row's
+// and ignored rows included, over three chunks of 200 rows (cols: column
+// blocks of 128 and 72). A NaN logit makes its own row's
 // loss, gradient and the summed loss NaN and leaves the other rows' d input
 // finite, as the f32 kernel's row_grad does.
 TEST(FusedCrossEntropy, Bf16KernelLossIsTheReferencesAndNanStaysInItsRow) {
   for (const char* layout : kBf16Layouts) {
     testing::ScopedEnv env("LOOM_FUSED_CE_BF16_LAYOUT", layout);
     SCOPED_TRACE(layout);
+    ASSERT_EQ(backends::cpu::fused_ce_bf16_transposed(), std::string(layout) == "cols");
     int64_t n = 598, c = 60000, d = 4;
     std::vector<double> target(n);
     for (int64_t i = 0; i < n; ++i) target[i] = i % 5 == 1 ? -100 : double((i * 7919) % c);
@@ -242,7 +244,7 @@ TEST(FusedCrossEntropy, Bf16KernelLossIsTheReferencesAndNanStaysInItsRow) {
     EXPECT_TRUE(testing::all_close(got, want, 3e-2, 1e-4, "packed dW, dH, loss"));
     for (int64_t k = 0; k < d; ++k) EXPECT_EQ(got[c * d + 1 * d + k], 0.0) << "ignored row";
 
-    // Row 300 (the second chunk's column 100) gets a NaN input.
+    // Row 300 (the second chunk's row 100; cols: its column 100) gets a NaN input.
     store_from_double(in[0].buffer->data(), DType::bf16, 300 * d + 2, std::nan(""));
     got = run_graph(backends::cpu_backend(), g, in)[0];
     EXPECT_TRUE(std::isnan(got[loss_at]));
@@ -278,8 +280,18 @@ TEST(FusedCrossEntropy, Bf16KernelTargetTermWhenTheTargetDominates) {
   auto want = run_graph(backends::reference_backend(), g, in)[0];
   for (const char* layout : kBf16Layouts) {
     testing::ScopedEnv env("LOOM_FUSED_CE_BF16_LAYOUT", layout);
+    ASSERT_EQ(backends::cpu::fused_ce_bf16_transposed(), std::string(layout) == "cols");
     auto got = run_graph(backends::cpu_backend(), g, in)[0];
     EXPECT_TRUE(testing::all_close(got, want, 3e-2, 1e-4, "packed dW, dH, loss")) << layout;
+  }
+  testing::ScopedEnv bad("LOOM_FUSED_CE_BF16_LAYOUT", "ROWS");
+  try {
+    run_graph(backends::cpu_backend(), g, in);
+    FAIL() << "LOOM_FUSED_CE_BF16_LAYOUT=ROWS was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("LOOM_FUSED_CE_BF16_LAYOUT='ROWS': expected cols or rows"),
+              std::string::npos)
+        << e.what();
   }
 }
 

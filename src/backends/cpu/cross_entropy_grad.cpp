@@ -13,9 +13,10 @@
 // al. 2024): no [tokens, vocab] buffer. Same GEMM count as the unfused
 // program (logits, d input, d weight). bf16 operands (autocast) run bf16
 // GEMMs with f32 accumulation and f32 results (AMX where the CPU has it), on
-// the chunk's logits transposed ([C, R]; see fused_bf16). The per-row math is
-// the cpu cross_entropy kernel's: f32 values, double accumulators, the loss
-// summed in row order (the bf16 path: the same formulas by columns).
+// the chunk's logits transposed ([C, R]) where oneDNN has AMX, by rows
+// elsewhere (see fused_bf16). The per-row math is the cpu cross_entropy
+// kernel's: f32 values, double accumulators, the loss summed in row order
+// (the bf16 transposed path: the same formulas by columns).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -263,11 +264,14 @@ void grad_cols(float* z, uint16_t* zb, int64_t r, int64_t classes, const int64_t
 // fused_bf16): where oneDNN runs bf16 on AMX, by default; elsewhere the rows
 // layout, which measured faster there (AMD EPYC Zen 4, AVX512-BF16, demo
 // bf16 step; bench/RESULTS.md, 2026-12-06). LOOM_FUSED_CE_BF16_LAYOUT=cols
-// or =rows forces one (A/B runs and the tests of both paths; read per call).
-bool bf16_logits_transposed() {
+// or =rows forces one (A/B runs and the tests of both paths; read per call,
+// unset or empty: the default; any other value throws).
+bool bf16_logits_transposed_impl() {
   const char* s = std::getenv("LOOM_FUSED_CE_BF16_LAYOUT");
   if (s && std::strcmp(s, "cols") == 0) return true;
   if (s && std::strcmp(s, "rows") == 0) return false;
+  LOOM_CHECK(s == nullptr || *s == '\0', "[fused_linear_cross_entropy] LOOM_FUSED_CE_BF16_LAYOUT='",
+             s, "': expected cols or rows");
   static const bool kAmx = gemm_has_amx();
   return kAmx;
 }
@@ -308,7 +312,7 @@ void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t cl
     gemm({1, m, nn, k, ta, tb}, DType::bf16, a, b, via);
     to_f32(via, m * nn, c, acc);
   };
-  const bool cols = bf16_logits_transposed();
+  const bool cols = fused_ce_bf16_transposed();
   for (int64_t r0 = 0; r0 < n; r0 += rows) {
     int64_t r = std::min(rows, n - r0);
     const void* hr = hb + r0 * dim * 2;
@@ -329,6 +333,8 @@ void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t cl
 }
 
 }  // namespace
+
+bool fused_ce_bf16_transposed() { return bf16_logits_transposed_impl(); }
 
 void cpu_fused_linear_cross_entropy(const OpCall& call) {
   int64_t n = call.inputs[0].type.shape[0], dim = call.inputs[0].type.shape[1];

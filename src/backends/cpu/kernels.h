@@ -54,6 +54,11 @@ void cpu_cross_entropy(const OpCall& call);
 // cross_entropy_grad.cpp
 void cpu_cross_entropy_backward(const OpCall& call);
 void cpu_fused_linear_cross_entropy(const OpCall& call);
+/// Whether cpu_fused_linear_cross_entropy computes bf16 logits transposed
+/// ([C, rows]: the default where oneDNN has AMX) or by rows (elsewhere);
+/// LOOM_FUSED_CE_BF16_LAYOUT=cols|rows forces one. Throws loom::Error on any
+/// other non-empty value.
+bool fused_ce_bf16_transposed();
 // attention.cpp
 void cpu_attention(const OpCall& call);
 // attention_backward.cpp
