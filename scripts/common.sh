@@ -54,6 +54,21 @@ print_phases() {
     "$(mmss $(($(children_cpu_ticks) / LOOM_TICKS)))" >&2
 }
 
+# print_slowest JUNIT_XML [N]: the N (default 20) slowest tests of one ctest
+# run, from the JUnit file ctest wrote (--output-junit), slowest first, with
+# their seconds. Prints nothing when the file is absent.
+print_slowest() {
+  local xml="$1" n="${2:-20}"
+  [[ -f "$xml" ]] || return 0
+  log "the $n slowest tests ($xml)"
+  python3 - "$xml" "$n" <<'PY' >&2
+import sys, xml.etree.ElementTree as ET
+cases = [(float(c.get("time") or 0), c.get("name")) for c in ET.parse(sys.argv[1]).iter("testcase")]
+for t, name in sorted(cases, reverse=True)[: int(sys.argv[2])]:
+    print(f"    {t:8.1f} s  {name}")
+PY
+}
+
 # configure DIR CMAKE_ARGS...: configures the project with Ninja into DIR,
 # using ccache as the compiler launcher when it is installed. A DIR configured
 # earlier with another generator is removed first (CMake refuses to switch).

@@ -35,11 +35,14 @@ fi
 
 # run_ctest DIR [ctest args...]: every registered test (or those the args
 # select); zero selected tests is a failure.
+# Prints the 20 slowest tests afterwards (also when some failed).
 run_ctest() {
-  local dir="$1"
+  local dir="$1" status=0
   shift
   ctest --test-dir "$dir" --output-on-failure --no-tests=error \
-    --timeout "$test_timeout" -j"$LOOM_JOBS" "$@"
+    --timeout "$test_timeout" -j"$LOOM_JOBS" --output-junit ctest-junit.xml "$@" || status=$?
+  print_slowest "$dir/ctest-junit.xml"
+  return $status
 }
 
 trap print_phases EXIT
@@ -106,8 +109,9 @@ else
   # 2026-12-02: signal 9 after 6 s); the Release and ASan phases run it.
   phase "tsan test" env OMP_NUM_THREADS=1 \
     TSAN_OPTIONS="exitcode=66:halt_on_error=0:second_deadlock_stack=1:suppressions=$LOOM_ROOT/tests/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
-    ctest --test-dir "$tsan_dir" --output-on-failure --no-tests=error \
+    ctest --test-dir "$tsan_dir" --output-on-failure --no-tests=error --output-junit ctest-junit.xml \
     --timeout "$test_timeout" -j"$LOOM_JOBS" -R '\.|^dist_' -E '^dist_train_lazy_xla|^dist_two_hosts_cut_link|^dist_memory_limit_refuses_ddp'
+  print_slowest "$tsan_dir/ctest-junit.xml"
 fi
 
 if [[ "${LOOM_SKIP_FUZZ:-0}" == "1" ]]; then
