@@ -16,7 +16,7 @@
 namespace loom {
 
 /// The spin limit (iterations) loom gives GNU OpenMP's idle threads before
-/// they sleep, when the user chose no wait policy (bench/RESULTS.md
+/// they sleep, when the user chose no wait policy (bench/history/2026-12-milestone2.md,
 /// "Speed, part 2" has the measurements).
 inline constexpr const char* kLoomGompSpinCount = "10000";
 /// Set in the environment of a process that apply_omp_env_defaults()

@@ -47,7 +47,7 @@ constexpr int64_t kMinChunkRows = 16;
 // call) and its dW GEMM reads and writes the whole [C, D] gradient, so the
 // chunk count sets that traffic: for the demo head (N 1024, C 50257, D 256,
 // 2 threads) 7 chunks of <= 166 rows took 430 ms, 4 of 256 rows 401 ms, 1
-// of 1024 rows 379 ms (bench/RESULTS.md, "The fused head's chunk size").
+// of 1024 rows 379 ms (bench/history/2026-12-milestone3.md, "The fused head's chunk size").
 int64_t chunk_rows(int64_t n, int64_t classes) {
   int64_t most = std::max<int64_t>(kChunkFloats / std::max<int64_t>(classes, 1), kMinChunkRows);
   if (n <= most) return std::max<int64_t>(n, 1);
