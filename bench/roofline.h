@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/settings.h"
 #include "loom/device.h"
 #include "loom/metrics.h"
 #include "loom/tensor.h"
@@ -135,7 +136,10 @@ inline Peaks measure_peaks(int threads, bool bf16) {
 /// What a step bench's main calls first: the kernel times on (unless
 /// `kernel_times` is 0, or LOOM_KERNEL_TIMES is already set), then the peaks.
 inline void start_roofline(int threads, bool bf16, bool kernel_times) {
-  if (kernel_times) setenv("LOOM_KERNEL_TIMES", "1", 0);
+  if (kernel_times) {
+    setenv("LOOM_KERNEL_TIMES", "1", 0);
+    loom::settings::reload();  // settings are cached once read (core/settings.h)
+  }
   measure_peaks(threads, bf16);
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "backends/executable.h"
+#include "core/settings.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 
@@ -32,8 +33,7 @@ Capabilities Backend::capabilities() const {
 // arena and donates updated state, and a cache would hold freed memory.
 Allocator& Backend::allocator() const {
   static Allocator* a = []() -> Allocator* {
-    const char* s = std::getenv("LOOM_HOST_CACHE_MB");
-    size_t mb = s ? static_cast<size_t>(std::atoll(s)) : size_t{0};
+    auto mb = static_cast<size_t>(settings::integer(Setting::host_cache_mb));
     if (mb == 0) return &host_allocator();
     return new CachingAllocator(host_allocator(), mb << 20);  // never destroyed, like buffers
   }();

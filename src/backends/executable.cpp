@@ -14,6 +14,7 @@
 #include <string>
 
 #include "backends/all_reduce_kernel.h"
+#include "core/settings.h"
 #include "loom/dist.h"
 #include "loom/metrics.h"
 #include "loom/shape.h"
@@ -46,12 +47,7 @@ struct SharedArena {
 // step costs what (with LOOM_FUSED_BATCH=0 every group is its own step).
 // Read when an executable is built (compiled), so a cached executable keeps
 // its choice. Returns the level: 0, 1 or 2.
-int kernel_times_wanted() {
-  const char* s = std::getenv("LOOM_KERNEL_TIMES");
-  if (s == nullptr) return 0;
-  if (std::strcmp(s, "1") == 0) return 1;
-  return std::strcmp(s, "2") == 0 ? 2 : 0;
-}
+int kernel_times_wanted() { return static_cast<int>(settings::integer(Setting::kernel_times)); }
 // "KernelDetail.<op>[shape]" for a kernel; "KernelDetail.fused{op op ...}[shape]"
 // (reduction last) for a fused group.
 std::string step_label(const compiler::Step& step) {
@@ -128,10 +124,7 @@ std::map<const Backend*, std::unique_ptr<SharedArena>>& arenas() {
 }
 
 // LOOM_DDP_OVERLAP=0 waits for each collective right after its start.
-bool executable_overlap_wanted() {
-  const char* v = std::getenv("LOOM_DDP_OVERLAP");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool executable_overlap_wanted() { return settings::flag(Setting::ddp_overlap); }
 
 // Waits for (destroys) every collective still started when a run ends,
 // also by an exception, before the run's buffers and arena lock go.
@@ -316,8 +309,7 @@ void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<boo
     }
     if (d >= 0) {
       metrics::add_counter("DonationVetoed");
-      const char* debug = std::getenv("LOOM_DEBUG");  // 2: say which donation and why
-      if (debug != nullptr && std::strcmp(debug, "2") == 0)
+      if (settings::integer(Setting::debug) == 2)  // say which donation and why
         std::fprintf(
             stderr, "[loom]   donation vetoed: output %%%d %s from input %%%d (%s)\n", v,
             ops::to_string(g.type_of(v)).c_str(), d,

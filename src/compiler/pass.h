@@ -33,9 +33,10 @@ class PassPipeline {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
-/// The default pipeline: decompose, algebraic, const_fold, cse,
-/// fused_cross_entropy, matmul_batch_sum, cast_hoist, matmul_layout,
-/// index_add_fold, dce, remat, collective_schedule.
+/// The default pipeline, in pipeline.cpp's order: decompose, algebraic,
+/// const_fold, cse, fused_cross_entropy, matmul_batch_sum, cast_hoist,
+/// matmul_layout, index_add_fold, dce, remat, collective_schedule,
+/// gather_schedule.
 /// `supported(op)` says whether the backend that will run the graph has a
 /// kernel for `op` (backends::Backend::supports); composite ops it lacks,
 /// and those named by LOOM_DECOMPOSE, are decomposed first so the later

@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "compiler/pass.h"
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom::compiler {
@@ -20,22 +21,21 @@ bool verify_between_passes() {
 #ifndef NDEBUG
   return true;
 #else
-  const char* v = std::getenv("LOOM_VERIFY");
-  return v && std::string(v) == "1";
+  return settings::flag(Setting::verify);
 #endif
 }
 }  // namespace
 
 bool PassPipeline::run(ir::Graph& graph) const {
-  const char* dump = std::getenv("LOOM_DUMP_IR");
-  std::string prefix = dump ? std::string(dump) + "/" + ir::graph_hash(graph).hex() : "";
+  const std::string& dump = settings::text(Setting::dump_ir);
+  std::string prefix = dump.empty() ? "" : dump + "/" + ir::graph_hash(graph).hex();
   bool verify = verify_between_passes();
   bool changed = false;
   int n = 0;
   for (const auto& pass : passes_) {
     changed = pass->run(graph) || changed;
     if (verify) ir::verify(graph);
-    if (dump) {
+    if (!dump.empty()) {
       std::ofstream(prefix + "." + std::to_string(++n) + "." + std::string(pass->name()) + ".ir")
           << ir::to_text(graph);
     }

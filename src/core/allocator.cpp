@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/malloc_policy.h"
+#include "core/settings.h"
 
 namespace loom {
 namespace {
@@ -49,10 +50,7 @@ class HostAllocator final : public Allocator {
   }
   // LOOM_LARGE_BLOCK_CACHE_MB (default 256).
   static size_t large_block_cache_bytes() {
-    const char* s = std::getenv("LOOM_LARGE_BLOCK_CACHE_MB");
-    size_t mb = 256;
-    if (s && *s) mb = static_cast<size_t>(std::strtoull(s, nullptr, 10));
-    return mb << 20;
+    return static_cast<size_t>(settings::integer(Setting::large_block_cache_mb)) << 20;
   }
   MappedAllocator mapped_;
   CachingAllocator large_;

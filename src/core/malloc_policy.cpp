@@ -9,13 +9,14 @@
 #include <malloc.h>
 #endif
 
+#include "core/settings.h"
+
 namespace loom {
 
 void retain_freed_memory() {
   static const bool applied = [] {
 #if defined(__GLIBC__)
-    const char* s = std::getenv("LOOM_MALLOC_RETAIN");
-    if (s && std::string(s) == "0") return false;
+    if (!settings::flag(Setting::malloc_retain)) return false;
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
     mallopt(M_ARENA_MAX, 1);

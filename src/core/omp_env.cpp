@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/settings.h"
 #include "loom/omp_env.h"
 
 namespace loom {
@@ -78,7 +79,7 @@ bool omp_env_self_exe_is_the_program() {
 }  // namespace
 
 bool apply_omp_env_defaults(char** argv) {
-  auto env = omp_env_defaults([](const char* name) { return std::getenv(name); });
+  auto env = omp_env_defaults([](const char* name) { return settings::environment(name); });
   if (env.empty() || argv == nullptr || argv[0] == nullptr) return false;
   if (!omp_env_self_exe_is_the_program()) return false;
   for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/settings.h"
 #include "data/token_file_format.h"
 #include "io/text_line_stream.h"
 #include "loom/error.h"
@@ -196,10 +197,10 @@ void tc_build_token_file(const TokenFileSource& s, const EncodeLinesFn& encode, 
 }  // namespace
 
 std::string default_token_cache_dir() {
-  if (const char* d = std::getenv("LOOM_DATASETS_CACHE"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+  if (const std::string& d = settings::text(Setting::datasets_cache); !d.empty()) return d;
+  if (const char* x = settings::environment("XDG_CACHE_HOME"); x && *x)
     return (fs::path(x) / "loom" / "datasets").string();
-  const char* home = std::getenv("HOME");
+  const char* home = settings::environment("HOME");
   LOOM_CHECK(home && *home,
              "[token cache] no cache folder: set LOOM_DATASETS_CACHE (or XDG_CACHE_HOME or HOME)");
   return (fs::path(home) / ".cache" / "loom" / "datasets").string();

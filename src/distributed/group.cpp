@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/settings.h"
 #include "distributed/group_testing.h"
 #include "distributed/mpi_process_group.h"
 #include "distributed/single_process_group.h"
@@ -30,7 +31,7 @@ ProcessGroup& single_group() {
 
 // The value of env var `name` as a non-negative int, or -1 when unset.
 int env_int(const char* name) {
-  const char* v = std::getenv(name);
+  const char* v = settings::environment(name);
   if (v == nullptr || *v == '\0') return -1;
   char* end = nullptr;
   long n = std::strtol(v, &end, 10);

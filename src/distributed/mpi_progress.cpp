@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/settings.h"
+
 namespace loom::dist {
 namespace {
 
@@ -21,10 +23,7 @@ int64_t progress_now_ns() {
       .count();
 }
 
-bool progress_thread_wanted() {
-  const char* v = std::getenv("LOOM_MPI_PROGRESS_THREAD");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool progress_thread_wanted() { return settings::flag(Setting::mpi_progress_thread); }
 
 struct ProgressRegistry {
   std::mutex mu;

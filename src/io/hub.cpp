@@ -10,6 +10,7 @@
 #include <fstream>
 #include <regex>
 
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom {
@@ -20,9 +21,9 @@ namespace {
 // The variable's value with a leading "~" or "~/" expanded to $HOME, as
 // huggingface_hub's constants.py does (os.path.expanduser); "" when unset.
 std::string hub_env(const char* name) {
-  const char* v = std::getenv(name);
+  const char* v = settings::environment(name);
   std::string s = v ? std::string(v) : std::string();
-  const char* home = std::getenv("HOME");
+  const char* home = settings::environment("HOME");
   if (home != nullptr && *home != 0 && !s.empty() && s[0] == '~' && (s.size() == 1 || s[1] == '/'))
     s = std::string(home) + s.substr(1);
   return s;
@@ -106,8 +107,8 @@ std::string resolve_adapter_base(const std::string& adapter_dir, const std::stri
        "current directory, as peft reads it, nor to the adapter's directory: ", beside.string(),
        ")",
        is_hub_id(base)
-           ? " nor a hub id in the Hugging Face cache (" + hf_hub_cache_dir() +
-                 ") at revision '" + revision + "'; loom does not download: fetch it with `" +
+           ? " nor a hub id in the Hugging Face cache (" + hf_hub_cache_dir() + ") at revision '" +
+                 revision + "'; loom does not download: fetch it with `" +
                  download_hint(base, revision) + "`"
            : std::string());
 }

@@ -5,18 +5,15 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "core/settings.h"
 #include "loom/autocast.h"
 
 namespace loom {
 
 bool autocast_native(const Device& device, DType dtype) {
   const backends::Backend& backend = backends::backend_by_name(device.backend);
-  if (const char* force = std::getenv("LOOM_AUTOCAST_NATIVE")) {
-    std::string v(force);
-    LOOM_CHECK(v == "0" || v == "1", "[autocast] LOOM_AUTOCAST_NATIVE must be 0 or 1, got '", v,
-               "'");
-    return v == "1";
-  }
+  const std::string& force = settings::text(Setting::autocast_native);  // "", "0" or "1"
+  if (!force.empty()) return force == "1";
   if (dtype == DType::f32) return true;
   return dtype == DType::bf16 && backend.capabilities().native_bf16;
 }

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "compiler/pass.h"
+#include "core/settings.h"
 #include "lazy/graph_executor.h"
 #include "loom/metrics.h"
 
@@ -26,8 +27,7 @@ ir::Graph optimize(const Collected& c, const Hash128& key, const backends::Capab
   std::string cause = tracker.explain(c.graph);
   if (!cause.empty()) {
     metrics::add_recompile_cause(cause);
-    const char* debug = std::getenv("LOOM_DEBUG");
-    if (debug && std::string(debug) == "1") std::cerr << "[loom] recompile: " << cause << "\n";
+    if (settings::integer(Setting::debug) == 1) std::cerr << "[loom] recompile: " << cause << "\n";
   }
   metrics::add_counter("UncachedCompile");
   ir::Graph g = c.graph;

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom::lazy {
@@ -49,9 +50,9 @@ constexpr const char* kMagic = "loom-compile-cache 2";
 }  // namespace
 
 std::string disk_cache_path(const Hash128& key) {
-  const char* dir = std::getenv("LOOM_CACHE_DIR");
-  if (!dir || !*dir) return "";
-  return std::string(dir) + "/" + key.hex() + ".ir";
+  const std::string& dir = settings::text(Setting::cache_dir);
+  if (dir.empty()) return "";
+  return dir + "/" + key.hex() + ".ir";
 }
 
 std::optional<ir::Graph> disk_cache_load(const Hash128& key,

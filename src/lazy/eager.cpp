@@ -6,6 +6,7 @@
 
 #include "backends/executable.h"
 #include "compiler/program.h"
+#include "core/settings.h"
 #include "lazy/compile_cache.h"
 #include "loom/metrics.h"
 
@@ -14,10 +15,7 @@ namespace {
 
 struct EagerCache {
   std::mutex mu;
-  CompileCache cache{[] {
-    const char* s = std::getenv("LOOM_EAGER_CACHE_SIZE");
-    return s ? static_cast<size_t>(std::atoll(s)) : size_t{4096};
-  }()};
+  CompileCache cache{static_cast<size_t>(settings::integer(Setting::eager_cache_size))};
 };
 EagerCache& eager_cache() {
   static EagerCache* c = new EagerCache();  // never destroyed: ops may run at exit

@@ -5,11 +5,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/settings.h"
+
 namespace loom::lazy {
 
 Executor::Executor() {
-  const char* s = std::getenv("LOOM_SYNC_EXECUTION");
-  asynchronous_ = !(s && std::string(s) == "1");
+  asynchronous_ = !settings::flag(Setting::sync_execution);
   if (asynchronous_) thread_ = std::thread([this] { loop(); });
 }
 

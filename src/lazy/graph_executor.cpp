@@ -12,6 +12,7 @@
 #include "backends/executable.h"
 #include "core/allocator.h"
 #include "core/malloc_policy.h"
+#include "core/settings.h"
 #include "lazy/eager.h"
 #include "lazy/executor.h"
 #include "lazy/graph_executor.h"
@@ -28,10 +29,7 @@ struct State {
   // rebind_unsynced tensors and the node each was given (kept recipes).
   std::vector<std::pair<std::weak_ptr<TensorImpl>, std::weak_ptr<TraceNode>>> unsynced;
   int64_t pending = 0;
-  CompileCache cache{[] {
-    const char* s = std::getenv("LOOM_CACHE_SIZE");
-    return s ? static_cast<size_t>(std::atoll(s)) : size_t{1024};
-  }()};
+  CompileCache cache{static_cast<size_t>(settings::integer(Setting::cache_size))};
   RecompileTracker tracker;
   Executor executor;
 };
@@ -68,10 +66,7 @@ void warm_up_backend(const std::string& name) {
 }
 
 int64_t max_graph_nodes() {
-  static const int64_t n = [] {
-    const char* s = std::getenv("LOOM_MAX_GRAPH_NODES");
-    return s ? std::atoll(s) : int64_t{200000};
-  }();
+  static const int64_t n = settings::integer(Setting::max_graph_nodes);
   return n;
 }
 

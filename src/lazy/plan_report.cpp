@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/settings.h"
 #include "lazy/graph_executor.h"
 #include "loom/metrics.h"
 
@@ -55,12 +56,12 @@ void print_peak_live(const backends::Executable& exe) {
 void report_plan(const backends::Executable& exe, const Hash128& key) {
   backends::MemoryReport report = exe.memory_report();
   metrics::record_executable(key.hex(), report.values);
-  const char* debug = std::getenv("LOOM_DEBUG");
-  if (debug && (std::string(debug) == "1" || std::string(debug) == "2"))
+  const int64_t debug = settings::integer(Setting::debug);
+  if (debug >= 1)
     std::cerr << "[loom] executable " << key.hex().substr(0, 12) << " on " << exe.backend().name()
               << ": " << exe.program().steps.size() << " steps, " << report.summary << "\n";
   const compiler::memory::MemoryPlan& m = exe.plan();
-  if (debug && std::string(debug) == "2" && !m.placement.empty()) {  // every output without a donor
+  if (debug == 2 && !m.placement.empty()) {  // every output without a donor
     const ir::Graph& g = exe.program().graph;
     for (int v = 0; v < g.num_values(); ++v)
       if (m.placement[v] == compiler::memory::Placement::output && m.donor[v] < 0)

@@ -17,6 +17,7 @@
 
 #include "backends/xla/lower/stablehlo.h"
 #include "backends/xla_lower_util.h"
+#include "common/scoped_env.h"
 #include "loom/error.h"
 
 namespace loom::backends::xla {
@@ -176,15 +177,12 @@ TEST(XlaLower, DumpIrWritesTheModuleBesideTheGraph) {
   std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("loom_xla_dump_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const char* old = std::getenv("LOOM_DUMP_IR");
-  std::string saved = old ? old : "";
-  ::setenv("LOOM_DUMP_IR", dir.c_str(), 1);
   ir::Graph g = ir::parse("graph(%0: f32[2]) {\n  %1 = exp(%0) : f32[2]\n  return (%1)\n}\n");
-  std::string text = lower_to_stablehlo(g);
-  if (old)
-    ::setenv("LOOM_DUMP_IR", saved.c_str(), 1);
-  else
-    ::unsetenv("LOOM_DUMP_IR");
+  std::string text;
+  {
+    testing::ScopedEnv dump("LOOM_DUMP_IR", dir.string());
+    text = lower_to_stablehlo(g);
+  }
   std::string prefix = (dir / (ir::graph_hash(g).hex() + ".main")).string();
   std::ifstream mlir(prefix + ".mlir"), graph(prefix + ".ir");
   std::stringstream m, i;

@@ -14,32 +14,13 @@
 
 #include "cli/cli_runner.h"
 #include "cli/tiny_train.h"
+#include "common/scoped_env.h"
 #include "io/text_files.h"
 #include "loom/dataset.h"
 #include "loom/tokenizer.h"
 
 namespace loom::testing {
 namespace {
-
-// Sets an environment variable for the test's lifetime.
-class TokenCacheScopedEnv {
- public:
-  TokenCacheScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* v = std::getenv(name)) old_ = v;
-    setenv(name, value.c_str(), 1);
-  }
-  ~TokenCacheScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // Examples run_clm makes of `lines` with the GPT-2 tokenizer.
 size_t blocks_in_memory(const std::vector<std::string>& lines, int64_t block) {
@@ -62,7 +43,7 @@ std::vector<double> token_cache_cli_losses(const std::string& out_dir) {
 TEST(TokenCacheCli, SecondRunIsACacheHitWithTheSameExamplesAndLosses) {
   if (loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built";
   TempDir dir;
-  TokenCacheScopedEnv cache("LOOM_DATASETS_CACHE", dir.sub("cache"));
+  ScopedEnv cache("LOOM_DATASETS_CACHE", dir.sub("cache"));
   const std::string corpus = write_tiny_corpus(dir, 300);
   const std::vector<std::string> lines = io::read_text_lines(corpus, true);
   const auto held = static_cast<size_t>(std::llround(lines.size() * 20 / 100.0));

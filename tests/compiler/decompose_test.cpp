@@ -210,7 +210,7 @@ TEST(Decompose, EnvListsForcedOps) {
           << e.what();
     }
   }
-  unsetenv("LOOM_DECOMPOSE");
+  testing::ScopedEnv unset("LOOM_DECOMPOSE", std::nullopt);
   EXPECT_TRUE(forced_decompositions().empty());
 }
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "backends/cpu_test_util.h"
+#include "common/scoped_env.h"
 #include "compiler/pass.h"
 #include "compiler/run_graph.h"
 #include "ir/graph.h"
@@ -131,11 +132,12 @@ TEST(MatmulLayout, LeavesInvalidOrUselessFoldsAlone) {
 }
 
 TEST(MatmulLayout, DisabledByEnv) {
-  setenv("LOOM_MATMUL_LAYOUT", "0", 1);
   bool changed = true;
-  std::string text = attention_text("f32");
-  std::string out = layout_rewritten(text, &changed);
-  unsetenv("LOOM_MATMUL_LAYOUT");
+  std::string text = attention_text("f32"), out;
+  {
+    testing::ScopedEnv off("LOOM_MATMUL_LAYOUT", "0");
+    out = layout_rewritten(text, &changed);
+  }
   EXPECT_FALSE(changed);
   EXPECT_EQ(out, ir::to_text(ir::parse(text)));
 }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli/cli_runner.h"
+#include "common/scoped_env.h"
 #include "loom/omp_env.h"
 
 namespace loom {
@@ -41,27 +42,7 @@ TEST(OmpEnvDefaults, SetsTheSpinLimitOnlyWhenTheUserChoseNothing) {
   EXPECT_EQ(defaults_for({{"LOOM_OMP_DEFAULTS", "1"}}).size(), 1u);
 }
 
-// Sets (or unsets, nullopt) one variable for the scope, then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 TEST(OmpEnvDefaults, TheLoomBinaryRunsWithThemUnlessTheUserSetOne) {
   if (testing::loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built";

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "common/error_of.h"
+#include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "io/text_files.h"
 #include "loom/error.h"
@@ -217,17 +218,13 @@ TEST(TokenCache, UnwritableCacheFolderIsNamed) {
 }
 
 TEST(TokenCache, DefaultFolderFollowsTheEnvironment) {
-  const char* old = std::getenv("LOOM_DATASETS_CACHE");
-  const char* old_xdg = std::getenv("XDG_CACHE_HOME");
-  std::string saved = old ? old : "", saved_xdg = old_xdg ? old_xdg : "";
-  setenv("LOOM_DATASETS_CACHE", "/some/where", 1);
-  EXPECT_EQ(default_token_cache_dir(), "/some/where");
-  unsetenv("LOOM_DATASETS_CACHE");
-  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  {
+    testing::ScopedEnv cache("LOOM_DATASETS_CACHE", "/some/where");
+    EXPECT_EQ(default_token_cache_dir(), "/some/where");
+  }
+  testing::ScopedEnv no_cache("LOOM_DATASETS_CACHE", std::nullopt);
+  testing::ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
   EXPECT_EQ(default_token_cache_dir(), "/xdg/loom/datasets");
-  unsetenv("XDG_CACHE_HOME");
-  if (old) setenv("LOOM_DATASETS_CACHE", saved.c_str(), 1);
-  if (old_xdg) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
 }
 
 TEST(TokenCache, TokenizerFingerprintFollowsItsFiles) {

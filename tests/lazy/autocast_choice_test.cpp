@@ -31,7 +31,7 @@ TEST(AutocastChoice, NotRequestedIsF32EvenWhenNative) {
 }
 
 TEST(AutocastChoice, CpuAnswerIsTheIsaProbe) {
-  unsetenv("LOOM_AUTOCAST_NATIVE");
+  testing::ScopedEnv unset("LOOM_AUTOCAST_NATIVE", std::nullopt);
   EXPECT_EQ(autocast_native(Device("cpu"), DType::bf16),
             backends::cpu::gemm_hardware_native(DType::bf16));
   EXPECT_EQ(autocast_native(Device("lazy"), DType::bf16),
@@ -44,7 +44,7 @@ TEST(AutocastChoice, CpuAnswerIsTheIsaProbe) {
 }
 
 TEST(AutocastChoice, ReferenceBackendIsNeverNative) {
-  unsetenv("LOOM_AUTOCAST_NATIVE");
+  testing::ScopedEnv unset("LOOM_AUTOCAST_NATIVE", std::nullopt);
   EXPECT_FALSE(autocast_native(Device("cpu:reference"), DType::bf16));
 }
 
@@ -62,7 +62,7 @@ TEST(AutocastChoice, EnvOverrides) {
     autocast_native(Device("cpu"), DType::bf16);
     FAIL() << "expected loom::Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("LOOM_AUTOCAST_NATIVE must be 0 or 1, got 'yes'"),
+    EXPECT_NE(std::string(e.what()).find("LOOM_AUTOCAST_NATIVE='yes': expected 0 or 1"),
               std::string::npos)
         << e.what();
   }

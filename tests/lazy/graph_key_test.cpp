@@ -2,10 +2,15 @@
 // that changes the compiled program (a cached executable compiled under
 // another setting must miss: with LOOM_GATHER_SCHEDULE the ranks would issue
 // different collectives), and with the backend; not with a switch that only
-// prints.
+// prints. Which switches count is settings.def's compiled column.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "common/scoped_env.h"
+#include "core/settings.h"
 #include "ir/graph.h"
 #include "lazy/graph_executor.h"
 
@@ -24,6 +29,33 @@ TEST(GraphKey, ChangesWithTheSwitchesThatChangeTheCompiledProgram) {
   }
   testing::ScopedEnv dump("LOOM_DUMP_IR", "1");
   EXPECT_EQ(graph_key(g, "cpu"), plain) << "LOOM_DUMP_IR only prints";
+}
+
+// The key reads settings.def's "changes compiled code" column: setting a
+// kCompiled row moves it, a kRuntime row does not. The compiled rows are the
+// ones the key listed by hand before the table (none may drop out).
+TEST(GraphKey, FollowsTheSettingsTablesCompiledColumn) {
+  const ir::Graph g = ir::parse("graph(%0: f32[4]) {\n  %1 = neg(%0) : f32[4]\n  return (%1)\n}\n");
+  std::vector<std::unique_ptr<testing::ScopedEnv>> clear;  // the default environment
+  for (const settings::Info& in : settings::table())
+    clear.push_back(std::make_unique<testing::ScopedEnv>(in.name, std::nullopt));
+  const Hash128 plain = graph_key(g, "cpu");
+  // The default environment's key is what it was before the table: no setting
+  // adds to it (lazy/compile_cache.cpp's files keep their names).
+  EXPECT_EQ(plain, hash_combine(ir::graph_hash(g), hash_string({1, 2}, "cpu;pipeline=2026-12-02")));
+  std::vector<std::string> compiled;
+  for (const settings::Info& in : settings::table()) {
+    testing::ScopedEnv env(in.name, "1");
+    if (in.effect == settings::kCompiled) {
+      compiled.push_back(in.name);
+      EXPECT_NE(graph_key(g, "cpu"), plain) << in.name;
+    } else {
+      EXPECT_EQ(graph_key(g, "cpu"), plain) << in.name << " does not change compiled code";
+    }
+  }
+  EXPECT_EQ(compiled, (std::vector<std::string>{"LOOM_DECOMPOSE", "LOOM_FUSED_BATCH",
+                                                "LOOM_FUSED_CE_MIN_CLASSES", "LOOM_GATHER_SCHEDULE",
+                                                "LOOM_MATMUL_LAYOUT", "LOOM_XLA_DONATE"}));
 }
 
 // The on-disk compile cache names its files by this hash, so it must not

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/buffer.h"
+#include "core/settings.h"
 #include "lazy/dispatch.h"
 #include "lazy/lazy_test_util.h"
 
@@ -33,6 +34,7 @@ class Lazy : public ::testing::Test {
  protected:
   void SetUp() override {
     unsetenv("LOOM_CACHE_DIR");
+    settings::reload();
     testing::reset_lazy();
   }
 };

@@ -2,7 +2,8 @@
 // report or a benchmark result can say exactly what ran. Reads
 // compile-time facts, the OpenMP runtime and its environment, and loads the
 // xla backend's PJRT plugin (found as docs/backends.md says) to list its
-// API version, platform and devices; writes no files.
+// API version, platform and devices, and the LOOM_* settings that are set;
+// writes no files. `loom info --settings` prints the settings table instead.
 #include <omp.h>
 
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "backends/xla/plugin_discovery.h"
 #include "backends/xla/xla_runtime.h"
 #include "commands.h"
+#include "core/settings.h"
 #include "loom/omp_env.h"
 
 namespace loom::cli {
@@ -41,9 +43,23 @@ constexpr bool built_with_asan() {
 std::string openmp_wait() {
   std::string s;
   for (const char* name : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"})
-    if (const char* v = std::getenv(name)) s += std::string(s.empty() ? "" : " ") + name + "=" + v;
+    if (const char* v = settings::environment(name))
+      s += std::string(s.empty() ? "" : " ") + name + "=" + v;
   if (s.empty()) return "libgomp default";
-  return s + (std::getenv(kOmpEnvAppliedVar) ? " (loom's default)" : " (set by the user)");
+  return s + (settings::raw(Setting::omp_env_applied) ? " (loom's default)" : " (set by the user)");
+}
+
+// The LOOM_* variables that are set (core/settings.def), as openmp_wait()
+// prints its own ("LOOM_DEBUG=1 LOOM_CACHE_DIR=/tmp/c"), but not the marker
+// that openmp wait reports; an unknown LOOM_* variable (a typo?) comes last.
+std::string loom_settings() {
+  std::string s;
+  for (const settings::Info& in : settings::table())
+    if (const auto& v = settings::raw(in.id); v && in.id != Setting::omp_env_applied)
+      s += (s.empty() ? "" : " ") + std::string(in.name) + "=" + *v;
+  for (const std::string& name : settings::unknown_in_environment())
+    s += (s.empty() ? "" : " ") + name + " (not a loom setting)";
+  return s.empty() ? "defaults" : s;
 }
 
 // ", lazy:xla:0..3" when the xla backend runs here.
@@ -83,6 +99,7 @@ void print_info() {
             << "address sanitizer: " << (built_with_asan() ? "on" : "off") << "\n"
             << "openmp threads: " << omp_get_max_threads() << "\n"
             << "openmp wait: " << openmp_wait() << "\n"
+            << "settings: " << loom_settings() << "\n"
             << "hardware threads: " << std::thread::hardware_concurrency() << "\n"
             << "devices: cpu, lazy:cpu" << xla_devs << "\n"
             << "xla: " << xla << "\n";
@@ -93,9 +110,16 @@ void print_info() {
 void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Print the version and build configuration");
   static std::string plugin;  // CLI11 writes it while parsing
+  static bool table = false;
   cmd->add_option("--xla_plugin", plugin,
                   "PJRT plugin .so for lazy:xla (default: PJRT_DEVICE's pip wheel)");
+  cmd->add_flag("--settings", table,
+                "Print the table of LOOM_* settings (docs/settings.md) and nothing else");
   cmd->callback([] {
+    if (table) {
+      std::cout << settings::markdown_table();
+      return;
+    }
     if (!plugin.empty()) backends::xla::set_pjrt_plugin_path(plugin);
     print_info();
   });

@@ -31,6 +31,7 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/vec_math.h"
 #include "core/parallel.h"
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom::backends::cpu {
@@ -264,14 +265,11 @@ void grad_cols(float* z, uint16_t* zb, int64_t r, int64_t classes, const int64_t
 // fused_bf16): where oneDNN runs bf16 on AMX, by default; elsewhere the rows
 // layout, which measured faster there (AMD EPYC Zen 4, AVX512-BF16, demo
 // bf16 step; bench/RESULTS.md, 2026-12-06). LOOM_FUSED_CE_BF16_LAYOUT=cols
-// or =rows forces one (A/B runs and the tests of both paths; read per call,
+// or =rows forces one (A/B runs and the tests of both paths; read once: core/settings.h;
 // unset or empty: the default; any other value throws).
 bool bf16_logits_transposed_impl() {
-  const char* s = std::getenv("LOOM_FUSED_CE_BF16_LAYOUT");
-  if (s && std::strcmp(s, "cols") == 0) return true;
-  if (s && std::strcmp(s, "rows") == 0) return false;
-  LOOM_CHECK(s == nullptr || *s == '\0', "[fused_linear_cross_entropy] LOOM_FUSED_CE_BF16_LAYOUT='",
-             s, "': expected cols or rows");
+  const std::string& layout = settings::text(Setting::fused_ce_bf16_layout);  // "", cols, rows
+  if (!layout.empty()) return layout == "cols";
   static const bool kAmx = gemm_has_amx();
   return kAmx;
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom::backends::sim {
@@ -21,8 +22,7 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 }  // namespace
 
 SimMemory::SimMemory() {
-  const char* s = std::getenv("LOOM_SIM_MEMORY_MB");
-  size_t mb = s ? static_cast<size_t>(std::atoll(s)) : size_t{65536};
+  auto mb = static_cast<size_t>(settings::integer(Setting::sim_memory_mb));
   reserved_ = round_up(mb << 20, page_size());
   void* p = mmap(nullptr, reserved_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   LOOM_CHECK(p != MAP_FAILED, "[sim] cannot reserve ", mb,

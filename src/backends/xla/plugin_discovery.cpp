@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom::backends::xla {
@@ -70,7 +71,7 @@ void add_python_site_packages(std::vector<std::string>& out) {
 }
 
 std::string pjrt_device_name() {
-  const char* d = std::getenv("PJRT_DEVICE");
+  const char* d = settings::environment("PJRT_DEVICE");
   std::string device = d && *d ? d : "CPU";
   for (char& c : device) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (device == "GPU") device = "CUDA";  // PyTorch/XLA's older name
@@ -88,7 +89,7 @@ void set_pjrt_plugin_path(std::string path) {
 std::vector<std::string> venv_search_dirs() {
   std::vector<std::string> dirs;
   add_venv_site_packages(fs::path(LOOM_SOURCE_DIR) / ".venv", dirs);
-  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv)
+  if (const char* venv = settings::environment("VIRTUAL_ENV"); venv && *venv)
     add_venv_site_packages(venv, dirs);
   return dirs;
 }
@@ -107,7 +108,7 @@ std::string find_pjrt_plugin() {
   }
   const char* flag = "--xla_plugin";
   if (path.empty()) {
-    if (const char* env = std::getenv("LOOM_PJRT_PLUGIN"); env && *env) {
+    if (const std::string& env = settings::text(Setting::pjrt_plugin); !env.empty()) {
       path = env;
       flag = "LOOM_PJRT_PLUGIN";
     }
@@ -120,7 +121,7 @@ std::string find_pjrt_plugin() {
   }
   std::string device = pjrt_device_name();
   if (device == "TPU") {
-    if (const char* tpu = std::getenv("TPU_LIBRARY_PATH"); tpu && *tpu) return tpu;
+    if (const char* tpu = settings::environment("TPU_LIBRARY_PATH"); tpu && *tpu) return tpu;
   }
   std::string packages, known;
   for (const KnownWheel& w : kKnownWheels) {

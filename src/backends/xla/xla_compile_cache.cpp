@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/hash.h"
+#include "core/settings.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 
@@ -22,8 +23,8 @@ namespace fs = std::filesystem;
 
 // "" without LOOM_CACHE_DIR.
 std::string xla_cache_file(const PjrtClient& client, const std::string& mlir) {
-  const char* dir = std::getenv("LOOM_CACHE_DIR");
-  if (!dir || !*dir) return "";
+  const std::string& dir = settings::text(Setting::cache_dir);
+  if (dir.empty()) return "";
   const std::string& plugin = client.plugin().path();
   std::error_code ec;
   uint64_t size = fs::file_size(plugin, ec);

@@ -11,6 +11,7 @@
 #include "backends/xla/xla_backend.h"
 #include "backends/xla/xla_compile_cache.h"
 #include "backends/xla/xla_runtime.h"
+#include "core/settings.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 
@@ -62,10 +63,7 @@ std::vector<int> xla_near_inputs(const ir::Graph& g, int out, int depth) {
 // the inputs up to 1M elements, or only the larger ones all matched lazy:cpu
 // to the last digit; the cause is not found (docs/backends.md, "Donation").
 // XlaBackend.Gpt2TrainingMatchesLazyCpuStepByStep fails with it on.
-bool xla_donation_wanted() {
-  const char* s = std::getenv("LOOM_XLA_DONATE");
-  return s != nullptr && std::strcmp(s, "1") == 0;
-}
+bool xla_donation_wanted() { return settings::flag(Setting::xla_donate); }
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "compiler/memory/arena.h"
+#include "core/settings.h"
 
 namespace loom::compiler::memory {
 namespace {
@@ -129,9 +130,6 @@ std::vector<int> plan_fused_batches(const Program& program, const MemoryPlan& pl
   return BatchPlanner(program, plan).run(std::max(min_members, 2));
 }
 
-bool fused_batches_enabled() {
-  const char* v = std::getenv("LOOM_FUSED_BATCH");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+bool fused_batches_enabled() { return settings::flag(Setting::fused_batch); }
 
 }  // namespace loom::compiler::memory

@@ -30,7 +30,7 @@ std::vector<int> plan_fused_batches(const Program& program, const MemoryPlan& pl
                                     int min_members = 2);
 
 /// False when LOOM_FUSED_BATCH=0 is set (every step runs alone: the
-/// unbatched schedule, for comparison and debugging); read at each call.
+/// unbatched schedule, for comparison and debugging); core/settings.h caches it.
 bool fused_batches_enabled();
 
 }  // namespace loom::compiler::memory

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "compiler/pass.h"
+#include "core/settings.h"
 #include "loom/error.h"
 #include "ops/infer.h"
 
@@ -339,10 +340,8 @@ std::unique_ptr<Pass> make_decompose(std::function<bool(ops::OpKind)> supported)
 }
 
 std::vector<ops::OpKind> forced_decompositions() {
-  const char* env = std::getenv("LOOM_DECOMPOSE");
   std::vector<OpKind> ops;
-  if (!env) return ops;
-  std::stringstream list(env);
+  std::stringstream list(settings::text(Setting::decompose));
   std::string name;
   while (std::getline(list, name, ',')) {
     size_t b = name.find_first_not_of(" \t"), e = name.find_last_not_of(" \t");

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "compiler/pass.h"
+#include "core/settings.h"
 #include "loom/error.h"
 #include "ops/infer.h"
 
@@ -252,15 +253,7 @@ void reschedule(ir::Graph& g, const std::vector<double>& priority, std::vector<i
   g.instrs = std::move(out);
 }
 
-int64_t min_classes_from_env() {
-  const char* env = std::getenv("LOOM_FUSED_CE_MIN_CLASSES");
-  if (!env || !*env) return 1024;
-  char* end = nullptr;
-  long long v = std::strtoll(env, &end, 10);
-  LOOM_CHECK(end && *end == '\0' && v >= 1, "[fused_cross_entropy] LOOM_FUSED_CE_MIN_CLASSES='",
-             env, "' is not an integer >= 1");
-  return v;
-}
+int64_t min_classes_from_env() { return settings::integer(Setting::fused_ce_min_classes); }
 
 class FusedCrossEntropy final : public Pass {
  public:

@@ -33,6 +33,7 @@
 #include <queue>
 
 #include "compiler/pass.h"
+#include "core/settings.h"
 
 namespace loom::compiler {
 namespace {
@@ -136,8 +137,7 @@ class GatherSchedule final : public Pass {
   std::string_view name() const override { return "gather_schedule"; }
 
   bool run(ir::Graph& g) override {
-    const char* env = std::getenv("LOOM_GATHER_SCHEDULE");
-    if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+    if (!settings::flag(Setting::gather_schedule)) return false;
     const int n = static_cast<int>(g.instrs.size());
     std::vector<std::vector<int>> readers = readers_of(g);
     const Families fam = find_families(g, readers);

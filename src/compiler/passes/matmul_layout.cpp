@@ -29,6 +29,7 @@
 
 #include "compiler/pass.h"
 #include "compiler/rewrite.h"
+#include "core/settings.h"
 
 namespace loom::compiler {
 namespace {
@@ -53,8 +54,7 @@ class MatmulLayout final : public Pass {
   std::string_view name() const override { return "matmul_layout"; }
 
   bool run(ir::Graph& graph) override {
-    const char* env = std::getenv("LOOM_MATMUL_LAYOUT");
-    if (env && std::string(env) == "0") return false;
+    if (!settings::flag(Setting::matmul_layout)) return false;
     std::vector<int> uses = live_use_counts(graph);
     std::vector<bool> live = live_values(graph);
     // folded_into[matmul value] = the permute that becomes its perm_out.

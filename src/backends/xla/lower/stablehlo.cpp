@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "backends/xla/lower/lower_ops.h"
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom::backends::xla {
@@ -44,9 +45,9 @@ std::string stablehlo_results(const std::vector<Val>& vals, const std::vector<in
 }
 
 void stablehlo_dump(const ir::Graph& graph, const std::string& name, const std::string& text) {
-  const char* dir = std::getenv("LOOM_DUMP_IR");
-  if (!dir || !*dir) return;
-  std::string prefix = std::string(dir) + "/" + ir::graph_hash(graph).hex() + "." + name;
+  const std::string& dir = settings::text(Setting::dump_ir);
+  if (dir.empty()) return;
+  std::string prefix = dir + "/" + ir::graph_hash(graph).hex() + "." + name;
   std::ofstream(prefix + ".ir") << ir::to_text(graph);
   std::ofstream(prefix + ".mlir") << text;
 }
