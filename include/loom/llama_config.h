@@ -34,7 +34,7 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 0;  // llama3
 };
 
-struct LlamaConfig : PretrainedConfig {
+struct LlamaConfig : ModelConfigBase<LlamaConfig> {
   /// transformers.LlamaConfig's defaults (Llama-2 7B), model_type "llama".
   LlamaConfig();
   /// transformers.Qwen2Config's defaults, model_type "qwen2".
@@ -76,13 +76,13 @@ struct LlamaConfig : PretrainedConfig {
   /// pretraining_tp != 1 or Qwen2's use_sliding_window (not supported).
   void validate() const;
   /// Parses config.json text of model_type "llama" or "qwen2" (absent:
-  /// "llama"). Throws loom::Error "[config] <where>: ..." for malformed
+  /// "llama"); keys transformers has and loom does not use (use_cache, sliding_window,
+  /// layer_types, ...) are kept. Throws loom::Error "[config] <where>: ..." for malformed
   /// JSON, a wrongly typed field, another model_type, or a malformed rope entry.
   static LlamaConfig from_json_string(const std::string& text,
                                       const std::string& where = "<string>");
-  static LlamaConfig from_json_file(const std::string& path);
   std::string to_json_string() const;
-  void save(const std::string& path) const;
+  // from_json_file(path) and save(path): ModelConfigBase (loom/config.h).
 
   // What the registry needs (loom::ModelConfig), counted from
   // transformers' modeling_llama.py module layout.
