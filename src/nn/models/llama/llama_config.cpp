@@ -156,9 +156,9 @@ LlamaConfig LlamaConfig::from_json_string(const std::string& text, const std::st
   auto type_it = object.find("model_type");
   std::string type =
       type_it != object.end() && type_it->is_string() ? type_it->get<std::string>() : "llama";
-  LOOM_CHECK(type == "llama" || type == "qwen2", "[config] ", where, ": model_type is '", type,
-             "', expected 'llama' or 'qwen2'");
-  LlamaConfig defaults = type == "qwen2" ? qwen2() : LlamaConfig();
+  LOOM_CHECK(type == "llama" || type == "qwen2" || type == "qwen3", "[config] ", where,
+             ": model_type is '", type, "', expected 'llama', 'qwen2' or 'qwen3'");
+  LlamaConfig defaults = type == "qwen2" ? qwen2() : type == "qwen3" ? qwen3() : LlamaConfig();
   auto read_rope_entries = [&](io::ConfigReader& r, LlamaConfig& c) {
     if (r.has_value("rope_parameters")) {
       json rope = *r.take_json("rope_parameters");
@@ -199,7 +199,7 @@ double LlamaConfig::parameter_count(bool lm_head) const {
   // head_size() / kv_heads() without int64 products: A = heads*dim, K = kv_heads*dim.
   const double dim = head_dim ? d(*head_dim) : h / d(num_attention_heads);
   const double a = d(num_attention_heads) * dim, k = d(kv_heads()) * dim;
-  const double layer = 2 * h                                      // two RMSNorms
+  const double layer = 2 * h + (qk_norm() ? 2 * dim : 0)          // RMSNorms (+ q/k_norm)
                        + h * a + (qkv_bias() ? a : 0)             // q_proj
                        + 2 * (h * k + (qkv_bias() ? k : 0))       // k_proj, v_proj
                        + a * h + (o_bias() ? h : 0)               // o_proj
