@@ -93,10 +93,13 @@ TEST(Qwen3Config, DefaultsAreTransformersQwen3Config) {
   EXPECT_EQ(model_type_entry("qwen3").layer_class, "Qwen3DecoderLayer");
 }
 
-TEST(Qwen3Config, SlidingWindowIsRefused) {
-  LlamaConfig c = LlamaConfig::from_json_string(
-      R"({"model_type": "qwen3", "use_sliding_window": true, "sliding_window": 4096})", "t");
-  EXPECT_THROW(c.validate(), Error);
+TEST(Qwen3Config, WhatQwen3DoesNotHaveIsRefused) {
+  auto validate = [](const char* text) { LlamaConfig::from_json_string(text, "t").validate(); };
+  EXPECT_NO_THROW(validate(R"({"model_type": "qwen3", "sliding_window": 4096})"));
+  EXPECT_THROW(validate(R"({"model_type": "qwen3", "use_sliding_window": true})"), Error);
+  EXPECT_THROW(validate(R"({"model_type": "qwen3", "mlp_bias": true})"), Error);
+  EXPECT_THROW(validate(R"({"model_type": "qwen2", "mlp_bias": true})"), Error);
+  EXPECT_NO_THROW(validate(R"({"model_type": "llama", "mlp_bias": true})"));
 }
 
 // The Llama-family fixtures' config.json (written by transformers 5.24) read and written

@@ -146,6 +146,9 @@ void LlamaConfig::validate() const {
   auto tp = extra.find("pretraining_tp");
   LOOM_CHECK(tp == extra.end() || tp->second == "1", "[LlamaConfig] pretraining_tp ",
              tp == extra.end() ? "" : tp->second, " is not supported (only 1)");
+  // Qwen2MLP / Qwen3MLP have no biases, and their configs no mlp_bias key.
+  LOOM_CHECK(!mlp_bias || (model_type != "qwen2" && model_type != "qwen3"), "[LlamaConfig] ",
+             model_type, " has no mlp_bias (its MLP has no biases)");
   auto sw = extra.find("use_sliding_window");
   LOOM_CHECK(sw == extra.end() || sw->second != "true",
              "[LlamaConfig] use_sliding_window is not supported");
@@ -176,6 +179,7 @@ LlamaConfig LlamaConfig::from_json_string(const std::string& text, const std::st
 std::string LlamaConfig::to_json_string() const {
   json j = io::config_to_json(*this, llama_fields());
   if (model_type == "qwen2") j.erase("attention_bias");  // structural in Qwen2
+  if (model_type != "llama") j.erase("mlp_bias");        // not a Qwen2/Qwen3 field
   // transformers reads a null head_dim as None (Qwen2Attention then fails):
   // leave it out when it is derived; write the key/value head count resolved.
   if (!head_dim) j.erase("head_dim");
