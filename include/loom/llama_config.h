@@ -86,7 +86,8 @@ struct LlamaConfig : ModelConfigBase<LlamaConfig> {
   /// heads without head_dim, eps or rope_theta <= 0, an activation
   /// nn::activation does not know, attention_dropout != 0 (not supported),
   /// a rope_type other than default/linear/llama3 (or its factors <= 0),
-  /// pretraining_tp != 1 or Qwen2's use_sliding_window (not supported).
+  /// pretraining_tp != 1, Qwen2's / Qwen3's use_sliding_window (not supported),
+  /// or mlp_bias true for qwen2 / qwen3 (their MLPs have no biases).
   void validate() const;
   /// Parses config.json text of model_type "llama", "qwen2" or "qwen3" (absent:
   /// "llama"); keys transformers has and loom does not use (use_cache, sliding_window,
