@@ -91,6 +91,8 @@ TEST(Qwen3Config, DefaultsAreTransformersQwen3Config) {
   EXPECT_EQ(model_type_entry("qwen3").for_task("causal-lm")->name, "Qwen3ForCausalLM");
   EXPECT_EQ(model_type_entry("qwen3").base().name, "Qwen3Model");
   EXPECT_EQ(model_type_entry("qwen3").layer_class, "Qwen3DecoderLayer");
+  // peft's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING["qwen3"].
+  EXPECT_EQ(default_lora_target_modules("qwen3"), (std::vector<std::string>{"q_proj", "v_proj"}));
 }
 
 TEST(Qwen3Config, WhatQwen3DoesNotHaveIsRefused) {
