@@ -32,7 +32,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "models"
 RESULT = FIXTURES / "roundtrip_result.txt"
 MODELS = {"gpt2": "gpt2", "gpt2_sharded": "gpt2", "bert": "bert", "bert_seqcls": "bert_seqcls",
-          "llama": "llama", "llama_sharded": "llama", "qwen2": "qwen2"}
+          "llama": "llama", "llama_sharded": "llama", "qwen2": "qwen2", "qwen3": "qwen3"}
 
 
 def check(saved, golden_dir):

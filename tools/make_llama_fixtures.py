@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Writes the Llama-family golden fixtures under tests/fixtures/models/, read
 by tests/nn/golden_test.cpp, ten_steps_test.cpp and llama_test.cpp: tiny random
-LlamaForCausalLM and Qwen2ForCausalLM checkpoints saved with transformers'
-save_pretrained, plus what transformers computes with them.
+LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM checkpoints saved with
+transformers' save_pretrained, plus what transformers computes with them.
 
 Reuses tools/make_model_fixtures.py's inputs, AdamW loop and golden layout
 (logits, loss, grad.<name>, train.loss/grad_norm/lr, metadata["golden"]), so
 the same C++ tests run over these models. Assumes PyPI torch and
 transformers (CPU is enough); single-threaded, fixed seeds.
 
-  python3 tools/make_llama_fixtures.py      # (re)writes tests/fixtures/models/{llama,qwen2}
+  python3 tools/make_llama_fixtures.py             # (re)writes tests/fixtures/models/{llama,qwen2,qwen3}
+  python3 tools/make_llama_fixtures.py qwen3       # only the named ones
 
 Directories written:
   llama/  LlamaForCausalLM: 2 layers, hidden 32, 4 heads, 2 key/value heads
@@ -19,6 +20,9 @@ Directories written:
           the head's frequencies fall in all three llama3 bands)
   qwen2/  Qwen2ForCausalLM: same sizes, 1 key/value head (multi-query), q/k/v
           biases, tied embeddings, rope_theta 1e6 with rope_scaling "linear" 2
+  qwen3/  Qwen3ForCausalLM: hidden 64, 4 heads of head_dim 32 (not 64 / 4), 2
+          key/value heads, intermediate 64, vocab 128, q_norm/k_norm per head,
+          no biases, untied lm_head, rope_theta 1e6 (default rope)
 golden.safetensors adds, besides make_model_fixtures.py's tensors:
   generate.prompt [1,5] i64, generate.greedy [1,15] i64: model.generate(
   prompt, max_new_tokens=10, do_sample=False) with no eos (greedy ids).
@@ -26,10 +30,12 @@ golden.safetensors adds, besides make_model_fixtures.py's tensors:
 import pathlib
 import shutil
 import json
+import sys
 
 import torch
 from safetensors.torch import save_file
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                          Qwen3Config, Qwen3ForCausalLM)
 
 import make_model_fixtures as base
 
@@ -40,13 +46,18 @@ SIZES = dict(vocab_size=base.VOCAB, hidden_size=32, intermediate_size=64, num_hi
 
 
 def make_model(kind):
-    torch.manual_seed({"llama": 11, "qwen2": 12}[kind])
+    torch.manual_seed({"llama": 11, "qwen2": 12, "qwen3": 13}[kind])
     if kind == "llama":
         cfg = LlamaConfig(num_key_value_heads=2, tie_word_embeddings=False, rope_theta=10000.0,
                           rope_scaling={"rope_type": "llama3", "factor": 8.0,
                                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                         "original_max_position_embeddings": 16}, **SIZES)
         model = LlamaForCausalLM(cfg)
+    elif kind == "qwen3":
+        sizes = dict(SIZES, hidden_size=64, vocab_size=128)
+        cfg = Qwen3Config(num_key_value_heads=2, head_dim=32, attention_bias=False,
+                          tie_word_embeddings=False, rope_theta=1e6, **sizes)
+        model = Qwen3ForCausalLM(cfg)
     else:
         cfg = Qwen2Config(num_key_value_heads=1, tie_word_embeddings=True, rope_theta=1e6,
                           rope_scaling={"rope_type": "linear", "factor": 2.0}, **SIZES)
@@ -67,7 +78,7 @@ def no_decay_names(model):
 def main():
     torch.set_num_threads(1)
     base.no_decay_names = no_decay_names
-    for kind in ["llama", "qwen2"]:
+    for kind in sys.argv[1:] or ["llama", "qwen2", "qwen3"]:
         shutil.rmtree(OUT / kind, ignore_errors=True)
         model = make_model(kind)
         model.config._attn_implementation = "eager"

@@ -16,7 +16,7 @@
 namespace loom {
 
 /// BERT (transformers.BertConfig). Defaults are those of `bert-base-uncased`.
-struct BertConfig : PretrainedConfig {
+struct BertConfig : ModelConfigBase<BertConfig> {
   BertConfig();
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
@@ -41,9 +41,8 @@ struct BertConfig : PretrainedConfig {
   void validate() const;
   static BertConfig from_json_string(const std::string& text,
                                      const std::string& where = "<string>");
-  static BertConfig from_json_file(const std::string& path);
   std::string to_json_string() const;
-  void save(const std::string& path) const;
+  // from_json_file(path) and save(path): ModelConfigBase (loom/config.h).
 
   // What the registry needs (loom::ModelConfig), counted from
   // transformers' modeling_bert.py module layout.

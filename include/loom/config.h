@@ -5,7 +5,10 @@
 // read from and written to `config.json` with transformers' field names and
 // defaults; keys loom does not know are kept verbatim and written back, so a
 // config survives a load/save round trip. What the model registry needs of a
-// config is the concept loom::ModelConfig (loom/model_config.h).
+// config is the concept loom::ModelConfig (loom/model_config.h). A model config
+// derives from ModelConfigBase<Self> below, which writes from_json_file and save
+// once over the config's own from_json_string / to_json_string (those come from
+// its field table, src/io/config_fields.h).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,27 @@ struct PretrainedConfig {
   int64_t num_labels() const { return static_cast<int64_t>(id2label.size()); }
   /// Sets id2label to {0: "LABEL_0", ..., n-1: "LABEL_<n-1>"}.
   void set_num_labels(int64_t n);
+};
+
+/// Reads a config file's text; throws loom::Error "[config] <path>: cannot read (<reason>)".
+std::string read_config_file(const std::string& path);
+/// Writes `text` to `path` via a temporary file and rename; throws loom::Error on I/O failure.
+void write_config_file(const std::string& path, const std::string& text);
+
+/// The base of a model config (CRTP: `struct GPT2Config : ModelConfigBase<GPT2Config>`):
+/// the file functions, written once over Derived's
+/// `static Derived from_json_string(text, where)` and `std::string to_json_string() const`.
+template <typename Derived>
+struct ModelConfigBase : PretrainedConfig {
+  /// Reads `path`; throws loom::Error "[config] <path>: ..." when it cannot be
+  /// read, plus the errors of Derived::from_json_string.
+  static Derived from_json_file(const std::string& path) {
+    return Derived::from_json_string(read_config_file(path), path);
+  }
+  /// Writes to_json_string() to `path` atomically; throws loom::Error on I/O failure.
+  void save(const std::string& path) const {
+    write_config_file(path, static_cast<const Derived&>(*this).to_json_string());
+  }
 };
 
 /// The "model_type" of a config.json file ("" when absent); throws

@@ -25,7 +25,7 @@
 namespace loom {
 
 /// GPT-2 (transformers.GPT2Config). Defaults are those of `gpt2` (124M).
-struct GPT2Config : PretrainedConfig {
+struct GPT2Config : ModelConfigBase<GPT2Config> {
   GPT2Config();
   int64_t vocab_size = 50257;
   int64_t n_positions = 1024;  // longest sequence (position embeddings)
@@ -54,13 +54,9 @@ struct GPT2Config : PretrainedConfig {
   /// wrong type (e.g. "n_embd": "32") or a model_type other than "gpt2".
   static GPT2Config from_json_string(const std::string& text,
                                      const std::string& where = "<string>");
-  /// Reads `path`; throws loom::Error "[config] <path>: ..." when it cannot be
-  /// read, plus the errors of from_json_string.
-  static GPT2Config from_json_file(const std::string& path);
   /// config.json text: every known field plus the kept unknown keys.
   std::string to_json_string() const;
-  /// Writes to_json_string() to `path` atomically; throws loom::Error on I/O failure.
-  void save(const std::string& path) const;
+  // from_json_file(path) and save(path): ModelConfigBase (loom/config.h).
 
   // What the registry needs (loom::ModelConfig), counted from
   // transformers' modeling_gpt2.py module layout.

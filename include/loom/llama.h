@@ -1,6 +1,7 @@
 // The Llama family as transformers builds it (transformers/models/llama/
 // modeling_llama.py; Qwen2 in qwen2/modeling_qwen2.py is the same network with
-// q/k/v biases): token embeddings, pre-RMSNorm decoder layers (input_layernorm
+// q/k/v biases, Qwen3 in qwen3/modeling_qwen3.py with an RMSNorm per query/key head): token
+// embeddings, pre-RMSNorm decoder layers (input_layernorm
 // -> self-attention with rotary position embeddings and grouped-query heads
 // -> residual; post_attention_layernorm -> SwiGLU MLP down(act(gate(x)) *
 // up(x)) -> residual), a final norm and an LM head (tied to embed_tokens when
@@ -48,10 +49,8 @@ class LlamaModel : public PretrainedModel {
                         const Tensor& cache_position);
   StaticCache new_static_cache(int64_t batch_size, int64_t max_cache_len) const;
 
-  /// "Qwen2Model" for model_type "qwen2", else "LlamaModel".
-  std::string architecture() const override {
-    return config_.model_type == "qwen2" ? "Qwen2Model" : "LlamaModel";
-  }
+  /// "Qwen2Model" / "Qwen3Model" for model_type "qwen2" / "qwen3", else "LlamaModel".
+  std::string architecture() const override { return config_.class_prefix() + "Model"; }
   std::string base_model_prefix() const override { return "model"; }
   bool is_base_model() const override { return true; }
   std::string config_json() const override;
@@ -72,7 +71,8 @@ class LlamaModel : public PretrainedModel {
 /// LlamaModel + lm_head (Linear hidden -> vocab, no bias; tied to
 /// model.embed_tokens.weight when config.tie_word_embeddings). With labels,
 /// loss = causal_lm_loss(logits, labels). Answers to "LlamaForCausalLM";
-/// Qwen2ForCausalLM is the same class for model_type "qwen2".
+/// Qwen2ForCausalLM and Qwen3ForCausalLM are the same class for model_type "qwen2"
+/// and "qwen3".
 class LlamaForCausalLM : public CausalLM {
  public:
   using Config = LlamaConfig;
@@ -90,7 +90,8 @@ class LlamaForCausalLM : public CausalLM {
   int64_t max_positions() const override { return config().max_position_embeddings; }
   const PretrainedConfig& pretrained_config() const override { return config(); }
 
-  /// "Qwen2ForCausalLM" for model_type "qwen2", else "LlamaForCausalLM".
+  /// "Qwen2ForCausalLM" / "Qwen3ForCausalLM" for model_type "qwen2" / "qwen3", else
+  /// "LlamaForCausalLM".
   std::string architecture() const override;
   std::string base_model_prefix() const override { return "model"; }
   bool is_base_model() const override { return false; }

@@ -76,7 +76,7 @@ struct LoraConfig {
 
 /// PEFT's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING for a registered
 /// model type, as its config declares it (ModelConfig::default_lora_targets,
-/// loom/model_config.h): llama, qwen2 -> {q_proj, v_proj}; gpt2 -> {c_attn};
+/// loom/model_config.h): llama, qwen2, qwen3 -> {q_proj, v_proj}; gpt2 -> {c_attn};
 /// bert -> {query, value}. Throws loom::Error "[lora] ..." for a type that is
 /// not registered or declares none (pass target_modules).
 std::vector<std::string> default_lora_target_modules(const std::string& model_type);

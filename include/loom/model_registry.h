@@ -1,5 +1,5 @@
 // The model registry: one entry per model_type ("gpt2", "bert", "llama",
-// "qwen2") naming its config, the transformers architectures it builds and
+// "qwen2", "qwen3") naming its config, the transformers architectures it builds and
 // the task each one serves. from_pretrained by architecture
 // (auto_from_pretrained), `loom train` / `loom evaluate` (which task, which
 // class, the default config for --model_type) and `loom generate` (any
@@ -203,9 +203,9 @@ const std::deque<ModelTypeEntry>& model_types();
 /// The entry of `model_type`; throws loom::Error "[models] model_type '<t>'
 /// is not supported (gpt2, bert, ...)".
 const ModelTypeEntry& model_type_entry(const std::string& model_type);
-/// "gpt2, bert, llama, qwen2": the registered types, for messages.
+/// "gpt2, bert, llama, qwen2, qwen3": the registered types, for messages.
 std::string model_type_names();
-/// "gpt2, llama, qwen2": the registered types with a class serving `task`
+/// "gpt2, llama, qwen2, qwen3": the registered types with a class serving `task`
 /// ("causal-lm", ...), for help texts and messages.
 std::string model_types_for_task(const std::string& task);
 /// The layer_class of the type that registers the class `architecture`

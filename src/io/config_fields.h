@@ -7,9 +7,11 @@
 //
 //   const std::vector<io::ConfigField<GPT2Config>> kFields = {
 //       {{"n_layer", "num_hidden_layers"}, &GPT2Config::n_layer, io::FieldRule::kSize}, ...};
-//   io::read_config_fields(reader, cfg, kFields);   // from_json_string
-//   io::write_config_fields(j, cfg, kFields);       // to_json_string
+//   return io::read_config(io::parse_config_object(text, where), where, "gpt2", GPT2Config(),
+//                          kFields);                                     // from_json_string
+//   return io::dump_config(io::config_to_json(*this, kFields));          // to_json_string
 //   io::validate_config_fields("GPT2Config", cfg, kFields);
+// from_json_file and save come from loom::ModelConfigBase (loom/config.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -72,6 +74,36 @@ template <typename C>
 void write_config_fields(nlohmann::json& j, const C& c, const std::vector<ConfigField<C>>& fields) {
   for (const ConfigField<C>& f : fields)
     std::visit([&](auto member) { j[f.names.front()] = field_json(c.*member); }, f.member);
+}
+
+/// The body of a config's from_json_string: takes the PretrainedConfig fields (model_type checked
+/// against `type`) and `fields` from `object` (parse_config_object's) into `c` (its defaults), and
+/// keeps the remaining keys in c.extra; errors as ConfigReader's. `before(reader, c)` runs after
+/// the common fields, for fields a table cannot hold (Llama's rope entry).
+template <typename C, typename Before>
+C read_config(nlohmann::json object, const std::string& where, const std::string& type, C c,
+              const std::vector<ConfigField<C>>& fields, Before before) {
+  ConfigReader r(std::move(object), where);
+  r.get_common(c, type);
+  before(r, c);
+  read_config_fields(r, c, fields);
+  r.keep_rest(c);
+  return c;
+}
+template <typename C>
+C read_config(nlohmann::json object, const std::string& where, const std::string& type, C c,
+              const std::vector<ConfigField<C>>& fields) {
+  return read_config(std::move(object), where, type, std::move(c), fields,
+                     [](ConfigReader&, C&) {});
+}
+
+/// The body of a config's to_json_string: the kept unknown keys, the PretrainedConfig fields and
+/// `fields`, as one object (write it with dump_config).
+template <typename C>
+nlohmann::json config_to_json(const C& c, const std::vector<ConfigField<C>>& fields) {
+  nlohmann::json j = common_to_json(c);
+  write_config_fields(j, c, fields);
+  return j;
 }
 
 /// True for the activation names GPT-2's and BERT's configs accept: "gelu",

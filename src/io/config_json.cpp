@@ -1,5 +1,5 @@
 // ConfigReader and the JSON helpers behind loom/config.h (and PretrainedConfig's
-// own functions: set_num_labels, read_model_type). The common fields
+// own functions: set_num_labels, read_model_type, read/write_config_file). The common fields
 // follow transformers' PretrainedConfig (configuration_utils.py): id2label
 // keys are strings of integers in the file; num_labels may stand in for it.
 #include "io/config_json.h"
@@ -97,6 +97,17 @@ void ConfigReader::get(const std::vector<std::string>& names, std::optional<doub
     if (!v->is_number()) bad(name, "a number or null", *v);
     out = v->get<double>();
   }
+}
+
+std::optional<json> ConfigReader::take_json(const std::string& name) {
+  std::string found;
+  if (json* v = take({name}, found)) return std::move(*v);
+  return std::nullopt;
+}
+
+bool ConfigReader::has_value(const std::string& name) const {
+  auto it = object_.find(name);
+  return it != object_.end() && !it->is_null();
 }
 
 void ConfigReader::get_common(PretrainedConfig& cfg, const std::string& expected_type) {
@@ -227,6 +238,12 @@ namespace loom {
 void PretrainedConfig::set_num_labels(int64_t n) {
   id2label.clear();
   for (int64_t i = 0; i < n; ++i) id2label[i] = "LABEL_" + std::to_string(i);
+}
+
+std::string read_config_file(const std::string& path) { return io::read_config_text(path); }
+
+void write_config_file(const std::string& path, const std::string& text) {
+  io::write_text_atomic(path, text);
 }
 
 std::string read_model_type(const std::string& path) {

@@ -30,6 +30,10 @@ class ConfigReader {
   /// null leaves the optional empty.
   void get(const std::vector<std::string>& names, std::optional<int64_t>& out);
   void get(const std::vector<std::string>& names, std::optional<double>& out);
+  /// Pops `name`'s raw value (nullopt when absent): for a field a table cannot hold.
+  std::optional<nlohmann::json> take_json(const std::string& name);
+  /// True when `name` is present and not null (nothing is taken).
+  bool has_value(const std::string& name) const;
   /// The PretrainedConfig fields (model_type checked against `expected_type`).
   void get_common(PretrainedConfig& cfg, const std::string& expected_type);
   /// Moves every key not taken yet into cfg.extra.

@@ -32,6 +32,10 @@ std::deque<ModelTypeEntry>& model_registry_entries() {
                                  {causal_lm_class<LlamaForCausalLM>("Qwen2ForCausalLM"),
                                   base_model_class<LlamaModel>("Qwen2Model")},
                                  LlamaConfig::qwen2()),
+      model_type_of<LlamaConfig>("qwen3",
+                                 {causal_lm_class<LlamaForCausalLM>("Qwen3ForCausalLM"),
+                                  base_model_class<LlamaModel>("Qwen3Model")},
+                                 LlamaConfig::qwen3()),
   };
   return kBuiltin;
 }

@@ -69,7 +69,7 @@ TEST_F(HfHabitsCli, HelpNamesTheModelsAndTheDefaults) {
   CliResult top = run_loom_cli(dir_, {"--help"});
   ASSERT_EQ(top.exit_code, 0);
   // The registry's types per task (model_types_for_task), not a hand-kept list.
-  EXPECT_NE(top.out.find("causal LM (gpt2, llama, qwen2)"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("causal LM (gpt2, llama, qwen2, qwen3)"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("masked LM (bert)"), std::string::npos) << top.out;
   CliResult train = run_loom_cli(dir_, {"train", "--help"});
   ASSERT_EQ(train.exit_code, 0);
@@ -103,8 +103,9 @@ TEST_F(HfHabitsCli, RefusedFlagsNameTheReason) {
       run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--save_safetensors", "false"});
   expect_one_error_line(st, "save_safetensors: false is not supported");
   // Trainer / run_clm flags loom has no use for: refused by name, with what to do instead.
-  expect_one_error_line(run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--fp16"}),
-                        "--fp16: not supported: loom's mixed precision is bf16 autocast: use --bf16");
+  expect_one_error_line(
+      run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--fp16"}),
+      "--fp16: not supported: loom's mixed precision is bf16 autocast: use --bf16");
   expect_one_error_line(
       run_loom_cli(dir_, {"train", "--model_type", "gpt2", "--push_to_hub", "true"}),
       "--push_to_hub: not supported: loom does not upload");
@@ -170,11 +171,11 @@ TEST_F(HfHabitsCli, AnAdapterOnAHubRevisionReloadsThatRevision) {
   fs::copy(dir_.sub("model"), repo / "snapshots" / v1, fs::copy_options::recursive);
   std::ofstream(repo / "refs" / "v1") << v1;  // no refs/main: main is not cached
   ScopedEnv cache("HF_HUB_CACHE", dir_.sub("hub"));
-  CliResult lora = run_loom_cli(
-      dir_, {"train", "--model_name_or_path", "tiny-org/tiny-gpt2", "--revision", "v1",
-             "--use_lora", "--train_file", write_tiny_corpus(dir_, 40), "--block_size", "16",
-             "--max_steps", "1", "--output_dir", dir_.sub("lora"), "--report_to", "none",
-             "--disable_tqdm"});
+  CliResult lora =
+      run_loom_cli(dir_, {"train", "--model_name_or_path", "tiny-org/tiny-gpt2", "--revision", "v1",
+                          "--use_lora", "--train_file", write_tiny_corpus(dir_, 40), "--block_size",
+                          "16", "--max_steps", "1", "--output_dir", dir_.sub("lora"), "--report_to",
+                          "none", "--disable_tqdm"});
   ASSERT_EQ(lora.exit_code, 0) << lora.err;
   const std::string cfg = read_cli_file(dir_.sub("lora") + "/adapter_config.json");
   EXPECT_NE(cfg.find("\"revision\": \"v1\""), std::string::npos) << cfg;
@@ -189,22 +190,22 @@ TEST_F(HfHabitsCli, AnAdapterOnAHubRevisionReloadsThatRevision) {
 TEST_F(HfHabitsCli, AnAdapterTrainedOnARelativeBaseLoadsFromAnotherDirectory) {
   ASSERT_EQ(train_tiny().exit_code, 0);
   fs::create_directories(dir_.sub("elsewhere"));
-  CliResult lora = run_loom_cli(
-      dir_,
-      {"train", "--model_name_or_path", "model", "--use_lora", "--train_file",
-       write_tiny_corpus(dir_, 40), "--block_size", "16", "--max_steps", "1", "--output_dir",
-       "lora_rel", "--report_to", "none", "--disable_tqdm"},
-      "cd " + shell_quote(dir_.path()) + " &&");
+  CliResult lora =
+      run_loom_cli(dir_,
+                   {"train", "--model_name_or_path", "model", "--use_lora", "--train_file",
+                    write_tiny_corpus(dir_, 40), "--block_size", "16", "--max_steps", "1",
+                    "--output_dir", "lora_rel", "--report_to", "none", "--disable_tqdm"},
+                   "cd " + shell_quote(dir_.path()) + " &&");
   ASSERT_EQ(lora.exit_code, 0) << lora.err;
   const std::string cfg = read_cli_file(dir_.sub("lora_rel") + "/adapter_config.json");
-  EXPECT_NE(cfg.find("\"base_model_name_or_path\": \"" + fs::path(dir_.sub("model")).lexically_normal().string() + "\""),
+  EXPECT_NE(cfg.find("\"base_model_name_or_path\": \"" +
+                     fs::path(dir_.sub("model")).lexically_normal().string() + "\""),
             std::string::npos)
       << cfg;
-  CliResult adapter = run_loom_cli(
-      dir_,
-      {"generate", "--model_name_or_path", "../lora_rel", "--prompt", "It is",
-       "--max_new_tokens", "3"},
-      "cd " + shell_quote(dir_.sub("elsewhere")) + " &&");
+  CliResult adapter = run_loom_cli(dir_,
+                                   {"generate", "--model_name_or_path", "../lora_rel", "--prompt",
+                                    "It is", "--max_new_tokens", "3"},
+                                   "cd " + shell_quote(dir_.sub("elsewhere")) + " &&");
   ASSERT_EQ(adapter.exit_code, 0) << adapter.err;
   EXPECT_EQ(adapter.out.rfind("It is", 0), 0u) << adapter.out;
 }

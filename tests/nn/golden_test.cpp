@@ -1,4 +1,4 @@
-// Level-4 golden tests: GPT-2, BERT, Llama and Qwen2 loaded with from_pretrained from the
+// Level-4 golden tests: GPT-2, BERT, Llama, Qwen2 and Qwen3 loaded with from_pretrained from the
 // transformers fixtures (tools/make_model_fixtures.py, tools/make_llama_fixtures.py) must reproduce
 // transformers' logits, loss and every parameter's gradient to 1e-4
 // (scale-relative, model_test_util.h) on the eager `cpu` and the `lazy`
@@ -54,7 +54,7 @@ TEST_P(GoldenModel, LogitsLossAndGradientsMatchTransformers) {
 
 TEST_P(GoldenModel, TrainModeAppliesDropoutAndEvalRestoresIt) {
   const ModelCase& c = GetParam();
-  if (c.model == "llama" || c.model == "qwen2")
+  if (c.model == "llama" || c.model == "qwen2" || c.model == "qwen3")
     GTEST_SKIP() << c.model << " has no dropout (attention_dropout 0, as transformers' default)";
   Device dev(c.device);
   Golden g = testing::load_golden(testing::model_fixture(c.model) + "/golden.safetensors");

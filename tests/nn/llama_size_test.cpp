@@ -53,7 +53,11 @@ TEST(LlamaSize, ParameterCountEqualsTheBuiltModel) {
   qwen.num_attention_heads = 8;
   qwen.num_key_value_heads = 1;
   qwen.tie_word_embeddings = false;
-  for (const LlamaConfig& c : {tied, untied, qwen}) {
+  LlamaConfig qwen3 = qwen;  // q_norm / k_norm over head_dim, attention_bias on q/k/v/o
+  qwen3.model_type = "qwen3";
+  qwen3.head_dim = 6;
+  qwen3.attention_bias = true;
+  for (const LlamaConfig& c : {tied, untied, qwen, qwen3}) {
     SCOPED_TRACE(c.size_text());
     LlamaModel base(c);
     EXPECT_EQ(c.parameter_count(false), static_cast<double>(base.num_parameters()));
@@ -141,6 +145,10 @@ TEST(ModelRegistryTasks, EveryClassImplementsItsTasksInterface) {
                     "max_position_embeddings": 32, "vocab_size": 40})"},
       {"qwen2", R"({"model_type": "qwen2", "num_hidden_layers": 1, "hidden_size": 16,
                     "intermediate_size": 32, "num_attention_heads": 2,
+                    "num_key_value_heads": 1, "max_position_embeddings": 32,
+                    "vocab_size": 40})"},
+      {"qwen3", R"({"model_type": "qwen3", "num_hidden_layers": 1, "hidden_size": 16,
+                    "intermediate_size": 32, "num_attention_heads": 2, "head_dim": 12,
                     "num_key_value_heads": 1, "max_position_embeddings": 32,
                     "vocab_size": 40})"}};
   const std::vector<std::string> tasks = {kTaskCausalLM, kTaskMaskedLM, kTaskTextClassification};

@@ -1,5 +1,5 @@
 // The Llama family beyond the shared golden tests (golden_test.cpp and
-// ten_steps_test.cpp run llama and qwen2 too): greedy generation equals
+// ten_steps_test.cpp run llama, qwen2 and qwen3 too): greedy generation equals
 // transformers' model.generate ids (tools/make_llama_fixtures.py) with and
 // without the StaticCache, on cpu and lazy (two graphs); LlamaConfig reads
 // both rope forms and rejects what loom does not implement; save_pretrained
@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
     Models, LlamaGeneration,
     ::testing::Values(GenCase{"llama", "cpu", true}, GenCase{"llama", "cpu", false},
                       GenCase{"llama", "lazy", true}, GenCase{"qwen2", "cpu", true},
-                      GenCase{"qwen2", "lazy", true}),
+                      GenCase{"qwen2", "lazy", true}, GenCase{"qwen3", "cpu", true},
+                      GenCase{"qwen3", "lazy", true}),
     [](const ::testing::TestParamInfo<GenCase>& info) {
       return info.param.model + "_" + info.param.device + (info.param.use_cache ? "_cache" : "");
     });
@@ -152,7 +153,7 @@ TEST(LlamaConfig, RejectsWhatLoomDoesNotImplement) {
 // save_pretrained writes transformers' names (no rotary buffer; lm_head only
 // when untied) and from_pretrained reads them back to the same logits.
 TEST(LlamaModel, SavePretrainedRoundTrip) {
-  for (const std::string name : {"llama", "qwen2"}) {
+  for (const std::string name : {"llama", "qwen2", "qwen3"}) {
     auto model = auto_from_pretrained(testing::model_fixture(name));
     testing::TempDir dir;
     model->save_pretrained(dir.str());
@@ -160,10 +161,13 @@ TEST(LlamaModel, SavePretrainedRoundTrip) {
     std::set<std::string> keys;
     for (const auto& info : file.tensors()) keys.insert(info.name);
     EXPECT_EQ(keys.count("model.rotary_emb.inv_freq"), 0u) << name;
-    EXPECT_EQ(keys.count("lm_head.weight"), name == "llama" ? 1u : 0u) << name;
+    EXPECT_EQ(keys.count("lm_head.weight"), name == "qwen2" ? 0u : 1u) << name;
     EXPECT_EQ(keys.count("model.layers.0.self_attn.q_proj.bias"), name == "qwen2" ? 1u : 0u);
+    EXPECT_EQ(keys.count("model.layers.1.self_attn.k_norm.weight"), name == "qwen3" ? 1u : 0u);
     auto back = auto_from_pretrained(dir.str(), {}, {.strict = true});
-    EXPECT_EQ(back->architecture(), name == "llama" ? "LlamaForCausalLM" : "Qwen2ForCausalLM");
+    EXPECT_EQ(back->architecture(), name == "llama"   ? "LlamaForCausalLM"
+                                    : name == "qwen2" ? "Qwen2ForCausalLM"
+                                                      : "Qwen3ForCausalLM");
     ModelInputs in;
     in.input_ids = tensor_i64({3, 17, 42, 8}, {1, 4});
     EXPECT_TRUE(testing::all_close(back->forward(in).logits, model->forward(in).logits, 0, 0));
@@ -236,7 +240,7 @@ TEST(ModelRegistry, FindsEveryClassByTaskAndName) {
     model_type_entry("t5");
     FAIL() << "t5 accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("(gpt2, bert, llama, qwen2)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("(gpt2, bert, llama, qwen2, qwen3)"), std::string::npos)
         << e.what();
   }
   // Every entry builds its classes from its own default config (tiny sizes).

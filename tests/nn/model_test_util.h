@@ -97,7 +97,7 @@ inline std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& in
     if (ch == ':') ch = '_';
   return name;
 }
-/// Every fixture model (llama, qwen2: tools/make_llama_fixtures.py) on the
+/// Every fixture model (llama, qwen2, qwen3: tools/make_llama_fixtures.py) on the
 /// eager cpu and on the lazy device of every registered backend that runs
 /// whole models (common/backends.h: lazy = lazy:cpu, lazy:sim, ...). A test
 /// skips a device that cannot run here (LOOM_SKIP_IF_UNAVAILABLE) and
@@ -106,7 +106,7 @@ inline std::vector<ModelCase> all_model_cases() {
   std::vector<std::string> devices = {"cpu"};
   for (const std::string& d : lazy_devices(/*models=*/true)) devices.push_back(d);
   std::vector<ModelCase> out;
-  for (const char* model : {"gpt2", "bert", "bert_seqcls", "llama", "qwen2"})
+  for (const char* model : {"gpt2", "bert", "bert_seqcls", "llama", "qwen2", "qwen3"})
     for (const std::string& device : devices) out.push_back({model, device});
   return out;
 }
@@ -118,7 +118,8 @@ inline std::shared_ptr<PretrainedModel> load_fixture_model(const std::string& mo
   std::string dir = model_fixture(model);
   if (model == "gpt2") return GPT2LMHeadModel::from_pretrained(dir, dev);
   if (model == "bert") return BertForMaskedLM::from_pretrained(dir, dev);
-  if (model == "llama" || model == "qwen2") return LlamaForCausalLM::from_pretrained(dir, dev);
+  if (model == "llama" || model == "qwen2" || model == "qwen3")
+    return LlamaForCausalLM::from_pretrained(dir, dev);
   return BertForSequenceClassification::from_pretrained(dir, dev);
 }
 

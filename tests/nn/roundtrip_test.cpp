@@ -18,7 +18,7 @@ TEST(ModelRoundTrip, SaveForTransformers) {
   const char* out_dir = std::getenv("LOOM_ROUNDTRIP_DIR");
   if (!out_dir) GTEST_SKIP() << "set LOOM_ROUNDTRIP_DIR (tools/check_roundtrip.py does)";
   Device dev("lazy");
-  for (std::string name : {"gpt2", "bert", "bert_seqcls", "llama", "qwen2"}) {
+  for (std::string name : {"gpt2", "bert", "bert_seqcls", "llama", "qwen2", "qwen3"}) {
     testing::Golden g = testing::load_golden(testing::model_fixture(name) + "/golden.safetensors");
     auto model = auto_from_pretrained(testing::model_fixture(name), dev);
     ModelInputs in = testing::golden_inputs(g, dev);

@@ -3,7 +3,8 @@
 // shapes from modeling_bert.py's module layout (which loom's BERT follows
 // name for name). bert_fields() is the one list of the config's fields
 // (io/config_fields.h): it drives from_json_string, to_json_string and the
-// per-field checks of validate().
+// per-field checks of validate(); from_json_file and save come from
+// ModelConfigBase (loom/config.h).
 #include "loom/bert_config.h"
 
 #include <cstdint>
@@ -65,26 +66,12 @@ void BertConfig::validate() const {
 }
 
 BertConfig BertConfig::from_json_string(const std::string& text, const std::string& where) {
-  io::ConfigReader r(io::parse_config_object(text, where), where);
-  BertConfig c;
-  r.get_common(c, "bert");
-  io::read_config_fields(r, c, bert_fields());
-  r.keep_rest(c);
-  return c;
-}
-
-BertConfig BertConfig::from_json_file(const std::string& path) {
-  return from_json_string(io::read_config_text(path), path);
+  return io::read_config(io::parse_config_object(text, where), where, "bert", BertConfig(),
+                         bert_fields());
 }
 
 std::string BertConfig::to_json_string() const {
-  json j = io::common_to_json(*this);
-  io::write_config_fields(j, *this, bert_fields());
-  return io::dump_config(j);
-}
-
-void BertConfig::save(const std::string& path) const {
-  io::write_text_atomic(path, to_json_string());
+  return io::dump_config(io::config_to_json(*this, bert_fields()));
 }
 
 double BertConfig::parameter_count() const {

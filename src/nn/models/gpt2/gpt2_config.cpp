@@ -3,7 +3,8 @@
 // shapes from modeling_gpt2.py's module layout (which loom's GPT-2 follows
 // name for name). gpt2_fields() is the one list of the config's fields
 // (io/config_fields.h): it drives from_json_string, to_json_string and the
-// per-field checks of validate().
+// per-field checks of validate(); from_json_file and save come from
+// ModelConfigBase (loom/config.h).
 #include "loom/gpt2_config.h"
 
 #include <cmath>
@@ -62,37 +63,23 @@ void GPT2Config::validate() const {
 }
 
 GPT2Config GPT2Config::from_json_string(const std::string& text, const std::string& where) {
-  io::ConfigReader r(io::parse_config_object(text, where), where);
-  GPT2Config c;
-  r.get_common(c, "gpt2");
-  io::read_config_fields(r, c, gpt2_fields());
-  r.keep_rest(c);
-  return c;
-}
-
-GPT2Config GPT2Config::from_json_file(const std::string& path) {
-  return from_json_string(io::read_config_text(path), path);
+  return io::read_config(io::parse_config_object(text, where), where, "gpt2", GPT2Config(),
+                         gpt2_fields());
 }
 
 std::string GPT2Config::to_json_string() const {
-  json j = io::common_to_json(*this);
-  io::write_config_fields(j, *this, gpt2_fields());
-  return io::dump_config(j);
-}
-
-void GPT2Config::save(const std::string& path) const {
-  io::write_text_atomic(path, to_json_string());
+  return io::dump_config(io::config_to_json(*this, gpt2_fields()));
 }
 
 double GPT2Config::parameter_count() const {
   auto d = [](int64_t v) { return static_cast<double>(v); };
   const double v = d(vocab_size), p = d(n_positions), e = d(n_embd), l = d(n_layer);
-  const double i = n_inner ? d(*n_inner) : 4 * e;  // inner_dim() without int64 overflow
-  const double block = 4 * e                       // ln_1, ln_2
-                       + (3 * e * e + 3 * e)       // attn.c_attn
-                       + (e * e + e)               // attn.c_proj
-                       + (e * i + i)               // mlp.c_fc
-                       + (i * e + e);              // mlp.c_proj
+  const double i = n_inner ? d(*n_inner) : 4 * e;       // inner_dim() without int64 overflow
+  const double block = 4 * e                            // ln_1, ln_2
+                       + (3 * e * e + 3 * e)            // attn.c_attn
+                       + (e * e + e)                    // attn.c_proj
+                       + (e * i + i)                    // mlp.c_fc
+                       + (i * e + e);                   // mlp.c_proj
   const double head = tie_word_embeddings ? 0 : v * e;  // an untied lm_head (no bias)
   return v * e + p * e + 2 * e + l * block + head;
 }

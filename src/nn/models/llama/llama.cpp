@@ -1,7 +1,8 @@
 // The Llama family (loom/llama.h), following transformers' modeling_llama.py
 // module by module so parameter names and arithmetic order match:
 // LlamaRMSNorm (f32 mean of squares, rsqrt, times weight), LlamaAttention
-// (q/k/v projections -> rotary -> optional StaticCache write -> key/value
+// (q/k/v projections -> Qwen3's per-head q_norm/k_norm (qwen3/modeling_qwen3.py) ->
+// rotary -> optional StaticCache write -> key/value
 // heads shared by groups of query heads inside the attention op -> o_proj),
 // LlamaMLP (down(act(gate(x)) * up(x))), LlamaDecoderLayer (pre-norm
 // residuals), LlamaModel, LlamaForCausalLM. One forward per layer: the cache
@@ -62,18 +63,23 @@ class LlamaAttention : public nn::Module {
     k_proj_ = linear("k_proj", kv_heads_ * dim_, c.hidden_size, c.qkv_bias());
     v_proj_ = linear("v_proj", kv_heads_ * dim_, c.hidden_size, c.qkv_bias());
     o_proj_ = linear("o_proj", c.hidden_size, heads_ * dim_, c.o_bias());
+    if (c.qk_norm()) {  // Qwen3: one RMSNorm over head_dim, shared by all heads
+      q_norm_ = register_module("q_norm", std::make_shared<LlamaRMSNorm>(dim_, c.rms_norm_eps));
+      k_norm_ = register_module("k_norm", std::make_shared<LlamaRMSNorm>(dim_, c.rms_norm_eps));
+    }
   }
   std::string type_name() const override { return "LlamaAttention"; }
 
   // x [B,T,C] -> [B,T,C]
   Tensor forward(const Tensor& x, const LayerContext& ctx) const {
     int64_t b = x.size(0), t = x.size(1);
-    auto project = [&](const nn::Linear& p, int64_t heads) {
-      return reshape(p.forward(x), {b, t, heads, dim_});  // [B,T,h,D]
+    auto project = [&](const nn::Linear& p, int64_t heads, const LlamaRMSNorm* norm) {
+      Tensor h = reshape(p.forward(x), {b, t, heads, dim_});  // [B,T,h,D]
+      return norm ? norm->forward(h) : h;
     };
-    Tensor q = apply_rotary(project(*q_proj_, heads_), ctx.cos, ctx.sin);
-    Tensor k = apply_rotary(project(*k_proj_, kv_heads_), ctx.cos, ctx.sin);
-    Tensor v = project(*v_proj_, kv_heads_);
+    Tensor q = apply_rotary(project(*q_proj_, heads_, q_norm_.get()), ctx.cos, ctx.sin);
+    Tensor k = apply_rotary(project(*k_proj_, kv_heads_, k_norm_.get()), ctx.cos, ctx.sin);
+    Tensor v = project(*v_proj_, kv_heads_, nullptr);
     q = transpose(q, 1, 2);  // [B,H,T,D]
     k = transpose(k, 1, 2);  // [B,Hkv,T,D]
     v = transpose(v, 1, 2);
@@ -88,6 +94,7 @@ class LlamaAttention : public nn::Module {
  private:
   int64_t heads_, kv_heads_, dim_, layer_;
   std::shared_ptr<nn::Linear> q_proj_, k_proj_, v_proj_, o_proj_;
+  std::shared_ptr<LlamaRMSNorm> q_norm_, k_norm_;  // null unless config.qk_norm()
 };
 
 class LlamaMLP : public nn::Module {
@@ -227,7 +234,7 @@ LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig& config) {
 }
 
 std::string LlamaForCausalLM::architecture() const {
-  return config().model_type == "qwen2" ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+  return config().class_prefix() + "ForCausalLM";
 }
 
 ModelOutput LlamaForCausalLM::forward(const ModelInputs& in) {

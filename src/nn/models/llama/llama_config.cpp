@@ -19,8 +19,8 @@ using nlohmann::json;
 
 namespace {
 
-// The one list of LlamaConfig's plain fields (io/config_fields.h); rope_theta and the
-// rope entry are read and written beside it (two historical forms).
+// The one list of LlamaConfig's plain fields (io/config_fields.h); the rope entry is read
+// and written beside it (two historical forms; rope_theta moves into rope_parameters).
 const std::vector<io::ConfigField<LlamaConfig>>& llama_fields() {
   using F = io::FieldRule;
   using C = LlamaConfig;
@@ -36,6 +36,7 @@ const std::vector<io::ConfigField<LlamaConfig>>& llama_fields() {
       {{"max_position_embeddings"}, &C::max_position_embeddings, F::kSize},
       {{"initializer_range"}, &C::initializer_range},
       {{"rms_norm_eps"}, &C::rms_norm_eps, F::kPositive},
+      {{"rope_theta"}, &C::rope_theta, F::kPositive},
       {{"attention_bias"}, &C::attention_bias},
       {{"attention_dropout"}, &C::attention_dropout},
       {{"mlp_bias"}, &C::mlp_bias},
@@ -124,7 +125,6 @@ void LlamaConfig::validate() const {
              hidden_size, " is not divisible by num_attention_heads ", num_attention_heads);
   LOOM_CHECK(head_size() % 2 == 0, "[LlamaConfig] head_dim ", head_size(),
              " must be even (rotary embeddings rotate pairs)");
-  LOOM_CHECK(rope_theta > 0, "[LlamaConfig] rope_theta must be > 0, got ", rope_theta);
   LOOM_CHECK(attention_dropout == 0, "[LlamaConfig] attention_dropout ", attention_dropout,
              " is not supported (only 0.0)");
   bool known_act = false;
@@ -146,6 +146,9 @@ void LlamaConfig::validate() const {
   auto tp = extra.find("pretraining_tp");
   LOOM_CHECK(tp == extra.end() || tp->second == "1", "[LlamaConfig] pretraining_tp ",
              tp == extra.end() ? "" : tp->second, " is not supported (only 1)");
+  // Qwen2MLP / Qwen3MLP have no biases, and their configs no mlp_bias key.
+  LOOM_CHECK(!mlp_bias || (model_type != "qwen2" && model_type != "qwen3"), "[LlamaConfig] ",
+             model_type, " has no mlp_bias (its MLP has no biases)");
   auto sw = extra.find("use_sliding_window");
   LOOM_CHECK(sw == extra.end() || sw->second != "true",
              "[LlamaConfig] use_sliding_window is not supported");
@@ -156,53 +159,41 @@ LlamaConfig LlamaConfig::from_json_string(const std::string& text, const std::st
   auto type_it = object.find("model_type");
   std::string type =
       type_it != object.end() && type_it->is_string() ? type_it->get<std::string>() : "llama";
-  LOOM_CHECK(type == "llama" || type == "qwen2", "[config] ", where, ": model_type is '", type,
-             "', expected 'llama' or 'qwen2'");
-  LlamaConfig c = type == "qwen2" ? qwen2() : LlamaConfig();
-  if (auto it = object.find("rope_parameters"); it != object.end() && !it->is_null()) {
-    read_rope(*it, where, c.rope_scaling);
-    c.rope_theta = number(*it, "rope_theta", where, c.rope_theta);
-    c.rope_parameters_form = true;
-    object.erase(it);
-  }
-  if (auto it = object.find("rope_scaling"); it != object.end()) {
-    if (!it->is_null()) read_rope(*it, where, c.rope_scaling);
-    object.erase(it);
-  }
-  io::ConfigReader r(std::move(object), where);
-  r.get_common(c, type);
-  r.get({"rope_theta"}, c.rope_theta);
-  io::read_config_fields(r, c, llama_fields());
-  r.keep_rest(c);
-  return c;
-}
-
-LlamaConfig LlamaConfig::from_json_file(const std::string& path) {
-  return from_json_string(io::read_config_text(path), path);
+  LOOM_CHECK(type == "llama" || type == "qwen2" || type == "qwen3", "[config] ", where,
+             ": model_type is '", type, "', expected 'llama', 'qwen2' or 'qwen3'");
+  LlamaConfig defaults = type == "qwen2" ? qwen2() : type == "qwen3" ? qwen3() : LlamaConfig();
+  auto read_rope_entries = [&](io::ConfigReader& r, LlamaConfig& c) {
+    if (r.has_value("rope_parameters")) {
+      json rope = *r.take_json("rope_parameters");
+      read_rope(rope, where, c.rope_scaling);
+      c.rope_theta = number(rope, "rope_theta", where, c.rope_theta);
+      c.rope_parameters_form = true;
+    }
+    if (auto rope = r.take_json("rope_scaling"); rope && !rope->is_null())
+      read_rope(*rope, where, c.rope_scaling);
+  };
+  return io::read_config(std::move(object), where, type, std::move(defaults), llama_fields(),
+                         read_rope_entries);
 }
 
 std::string LlamaConfig::to_json_string() const {
-  json j = io::common_to_json(*this);
-  io::write_config_fields(j, *this, llama_fields());
+  json j = io::config_to_json(*this, llama_fields());
   if (model_type == "qwen2") j.erase("attention_bias");  // structural in Qwen2
+  if (model_type != "llama") j.erase("mlp_bias");        // not a Qwen2/Qwen3 field
   // transformers reads a null head_dim as None (Qwen2Attention then fails):
   // leave it out when it is derived; write the key/value head count resolved.
   if (!head_dim) j.erase("head_dim");
   j["num_key_value_heads"] = kv_heads();
   if (rope_parameters_form) {
+    j.erase("rope_theta");
     json rope = rope_json(rope_scaling);
     rope["rope_theta"] = rope_theta;
     j["rope_parameters"] = rope;
   } else {
-    j["rope_theta"] = rope_theta;
     j["rope_scaling"] =
         rope_scaling.rope_type == "default" ? json(nullptr) : rope_json(rope_scaling);
   }
   return io::dump_config(j);
-}
-
-void LlamaConfig::save(const std::string& path) const {
-  io::write_text_atomic(path, to_json_string());
 }
 
 double LlamaConfig::parameter_count(bool lm_head) const {
@@ -212,7 +203,7 @@ double LlamaConfig::parameter_count(bool lm_head) const {
   // head_size() / kv_heads() without int64 products: A = heads*dim, K = kv_heads*dim.
   const double dim = head_dim ? d(*head_dim) : h / d(num_attention_heads);
   const double a = d(num_attention_heads) * dim, k = d(kv_heads()) * dim;
-  const double layer = 2 * h                                      // two RMSNorms
+  const double layer = 2 * h + (qk_norm() ? 2 * dim : 0)          // RMSNorms (+ q/k_norm)
                        + h * a + (qkv_bias() ? a : 0)             // q_proj
                        + 2 * (h * k + (qkv_bias() ? k : 0))       // k_proj, v_proj
                        + a * h + (o_bias() ? h : 0)               // o_proj
