@@ -24,6 +24,7 @@
 #include "job_args.h"
 #include "launch.h"
 #include "loom/error.h"
+#include "loom/lazy.h"
 #include "loom/metrics.h"
 #include "loom/model_registry.h"
 #include "plot.h"
@@ -55,7 +56,7 @@ train::FsdpMemory memory_plan_of(const PreparedJob& job, const TrainingArguments
   const int64_t trainable = trainable_count(*job.model);
   const int64_t all = parameter_count(*job.model);
   // Off the lazy device, full_shard's gathers are copies kept whole.
-  if (mode == train::FsdpMode::full_shard && args.device.rfind("lazy", 0) != 0)
+  if (mode == train::FsdpMode::full_shard && !args.device.is_lazy())
     mode = train::FsdpMode::shard_grad_op;
   return train::fsdp_memory_per_rank(mode, train::ddp_world_size(), static_cast<double>(trainable),
                                      static_cast<double>(all - trainable),
@@ -82,7 +83,8 @@ void print_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
 // in the memory this process may still take (core/memory_info.h: the
 // cgroup limit included). Names --fsdp full_shard when that would fit.
 void check_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
-  if (args.device.rfind("lazy:xla", 0) == 0) return;  // the state is in the plugin's memory
+  if (lazy::device_traits(args.device).plans_memory)
+    return;  // the state is in the backend's memory
   const std::optional<AvailableMemory> room = available_memory();
   if (!room) return;
   const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
@@ -110,7 +112,7 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
       job.plan.pretrained_dir.empty() ? "from scratch" : job.plan.pretrained_dir.c_str(),
       static_cast<double>(parameter_count(*job.model)) / 1e6,
       static_cast<long long>(d.train ? d.train->size() : 0),
-      static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.c_str(),
+      static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.spec().c_str(),
       args.output_dir.c_str());
   if (const int64_t w = train::ddp_world_size(); w > 1)
     std::printf(
