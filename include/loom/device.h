@@ -6,9 +6,6 @@
 // tests), `lazy` = `lazy:cpu` = `lazy:cpu:0`, `lazy:<backend>:<index>` in
 // general (`lazy:sim`, later `lazy:cuda:1`). Parsing checks the form only;
 // lazy::check_device checks the backend exists (the registry is above core).
-// A Device is parsed once, where the user's text enters (a CLI flag, a JSON
-// config, TrainingArguments::set); code above lazy/ asks the value
-// (is_lazy(), lazy::device_traits()) and never looks at the text.
 #pragma once
 
 #include <string>
@@ -21,10 +18,6 @@ struct Device {
   Kind kind = Kind::cpu;
   std::string backend = "cpu";  // the backend that runs kernels: "cpu", "sim" (later "cuda")
   int index = 0;                // which device of that backend
-  /// The text it was parsed from ("lazy"), kept so that what a user wrote
-  /// reads back the same (training_args.json); empty for a default Device.
-  /// Not part of the value: Device("lazy") == Device("lazy:cpu:0").
-  std::string text;
 
   Device() = default;
   /// Parses "cpu", "cpu:reference", "lazy", "lazy:<backend>" and
@@ -32,17 +25,12 @@ struct Device {
   /// a decimal integer >= 0); throws loom::Error "[device] unknown device
   /// 'x' (expected ...)" for anything else.
   Device(std::string_view spec);  // NOLINT(google-explicit-constructor): Device("lazy")
-  Device(const char* spec) : Device(std::string_view(spec)) {}         // NOLINT
-  Device(const std::string& spec) : Device(std::string_view(spec)) {}  // NOLINT
+  Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT
   bool is_lazy() const { return kind == Kind::lazy; }
   /// "cpu", "cpu:reference", "lazy:<backend>", or "lazy:<backend>:<index>"
   /// when index > 0 (so "lazy" prints as "lazy:cpu").
   std::string str() const;
-  /// The text it was parsed from, else str(): "lazy" stays "lazy".
-  std::string spec() const { return text.empty() ? str() : text; }
-  bool operator==(const Device& o) const {
-    return kind == o.kind && backend == o.backend && index == o.index;
-  }
+  bool operator==(const Device&) const = default;
 };
 
 }  // namespace loom

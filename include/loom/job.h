@@ -257,7 +257,7 @@ JobMemory job_memory_per_rank(const Job& job, const TrainingArguments& args);
 /// Every rank, before the Trainer allocates the optimizer state: the state
 /// (the built model's f32 weights already count) must fit in the memory this
 /// process may still take (the cgroup limit included). Nothing to check on
-/// a device whose backend holds the memory (lazy::DeviceTraits::plans_memory).
+/// a device whose backend holds the memory (loom/device_traits.h: plans_memory).
 /// Throws loom::Error "[loom train] memory per rank (ddp): the model's state
 /// needs ..., but this rank has ...", naming --fsdp full_shard when that fits.
 void check_job_memory(const Job& job, const TrainingArguments& args);

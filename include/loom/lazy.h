@@ -36,24 +36,6 @@ int64_t pending_nodes();
 /// 'x' (expected cpu, reference, sim)".
 void check_device(const Device& device);
 
-/// What a device's backend says about the device: the questions code above
-/// lazy/ (the Trainer, the CLI, a front end) asks instead of looking at the
-/// device's name.
-struct DeviceTraits {
-  bool lazy = false;  ///< traced and compiled at mark_step (Device::is_lazy)
-  /// Host code can read the bytes of its tensors (cpu, reference); false for
-  /// a device with its own memory (lazy:sim, lazy:xla).
-  bool host_memory = true;
-  /// The backend's own compiler plans and holds device memory (lazy:xla: the
-  /// PJRT plugin): loom's memory plan, arena and host-memory estimates do
-  /// not describe it.
-  bool plans_memory = false;
-  bool native_bf16 = false;  ///< bf16 matmuls run on bf16 hardware
-  int device_count = 1;      ///< devices of this backend (lazy:<backend>:<index>)
-};
-/// The traits of `device`'s backend; throws what check_device throws.
-DeviceTraits device_traits(const Device& device);
-
 /// Gradient checkpointing (docs/remat.md; HF's gradient_checkpointing_enable()).
 /// While a RematScope made with `enabled` lives, every op traced on a lazy
 /// device by this thread is marked as the forward of one checkpointed layer

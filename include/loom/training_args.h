@@ -164,8 +164,8 @@ struct TrainingArguments {
   /// loom::Device spec such as "cpu:reference" or "lazy:cpu" is accepted).
   /// A parsed value: set("device", text) throws loom::Error
   /// "[TrainingArguments] device: 'x' is not a device ..." for bad text;
-  /// validate() checks the backend exists here. JSON and get() write
-  /// device.spec(), the text as given.
+  /// validate() checks the backend exists here. JSON and get() write "lazy"
+  /// for lazy:cpu:0 (the default lazy device), else Device::str().
   Device device;
 
   // ---- Several processes (docs/distributed.md). ----

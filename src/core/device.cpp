@@ -36,7 +36,7 @@ bool parse_index(std::string_view s, int* out) {
 
 }  // namespace
 
-Device::Device(std::string_view spec) : text(spec) {
+Device::Device(std::string_view spec) {
   if (spec == "cpu") return;
   if (spec == "cpu:reference") {  // eager, on the plain-loop oracle (tests)
     backend = "reference";

@@ -56,19 +56,6 @@ void check_device(const Device& device) {
              ": backend ", b.name(), " has ", b.device_count(), " device(s)");
 }
 
-DeviceTraits device_traits(const Device& device) {
-  check_device(device);
-  const backends::Backend& b = backends::backend_by_name(device.backend);
-  const backends::Capabilities caps = b.capabilities();
-  DeviceTraits t;
-  t.lazy = device.is_lazy();
-  t.host_memory = b.host_visible();
-  t.plans_memory = caps.plans_itself;
-  t.native_bf16 = caps.native_bf16;
-  t.device_count = b.device_count();
-  return t;
-}
-
 Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& device) {
   return make_tensor_on(std::move(data), type, device, backends::backend_by_name(device.backend));
 }

@@ -199,6 +199,11 @@ std::string format_double(double v) {
   return text;
 }
 
+// The device as training_args.json and get() write it: "lazy" for the default
+// lazy device (lazy:cpu:0, what `--device lazy` and the CLI's default give,
+// written as before the field was a Device), else its canonical name.
+std::string device_text(const Device& d) { return d == Device("lazy") ? "lazy" : d.str(); }
+
 struct Setter {
   TA& a;
   const char* name;
@@ -236,7 +241,7 @@ struct ToJson {
   nlohmann::json operator()(int64_t TA::*m) const { return a.*m; }
   nlohmann::json operator()(double TA::*m) const { return a.*m; }
   nlohmann::json operator()(std::string TA::*m) const { return a.*m; }
-  nlohmann::json operator()(Device TA::*m) const { return (a.*m).spec(); }  // as the user wrote it
+  nlohmann::json operator()(Device TA::*m) const { return device_text(a.*m); }
   template <typename T>
   nlohmann::json operator()(std::optional<T> TA::*m) const {
     return (a.*m) ? nlohmann::json(*(a.*m)) : nlohmann::json(nullptr);

@@ -168,7 +168,7 @@ void check_hf_habits(const TrainingArguments& a) {
   if (a.use_cpu) {
     const std::string& backend = a.device.backend;
     LOOM_CHECK(backend == "cpu" || backend == "reference", "[TrainingArguments] use_cpu: device '",
-               a.device.spec(), "' runs on the ", backend, " backend, not on the cpu");
+               a.device.str(), "' runs on the ", backend, " backend, not on the cpu");
   }
 }
 
@@ -191,7 +191,7 @@ void validate_misc(const TrainingArguments& a) {
   try {
     lazy::check_device(a.device);
   } catch (const Error& e) {
-    fail("[TrainingArguments] device: '", a.device.spec(),
+    fail("[TrainingArguments] device: '", a.device.str(),
          "' is not a device (cpu, lazy, lazy:<backend>[:<index>]): ", e.what());
   }
 }

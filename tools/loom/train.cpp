@@ -66,7 +66,7 @@ void print_plan(const Job& job, const TrainingArguments& args) {
       job.plan.pretrained_dir.empty() ? "from scratch" : job.plan.pretrained_dir.c_str(),
       static_cast<double>(parameter_count(*job.model)) / 1e6,
       static_cast<long long>(d.train ? d.train->size() : 0),
-      static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.spec().c_str(),
+      static_cast<long long>(d.eval ? d.eval->size() : 0), args.get("device").c_str(),
       args.output_dir.c_str());
   if (const int64_t w = dist::world_size(); w > 1)
     std::printf(

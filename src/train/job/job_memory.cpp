@@ -8,7 +8,7 @@
 #include "core/memory_info.h"
 #include "loom/error.h"
 #include "loom/job.h"
-#include "loom/lazy.h"
+#include "loom/device_traits.h"
 #include "train/ddp.h"
 #include "train/fsdp_options.h"
 
