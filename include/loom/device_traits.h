@@ -1,7 +1,7 @@
 // DeviceTraits: what a device's backend says about the device — the questions
 // code above lazy/ (the Trainer, the CLI, a front end) asks of a parsed
 // loom::Device instead of looking at its name ("lazy:xla" prefixes).
-// Implemented in src/lazy/device_traits.cpp, where devices meet the backend
+// Implemented in src/lazy/dispatch.cpp, where devices meet the backend
 // registry.
 #pragma once
 

@@ -1,6 +1,7 @@
 // The one entry point of every op (eager: a cached one-node program, lazy:
 // traced), the in-place rebind primitive, and the one path between host
-// memory and a device's memory (make_tensor, host_data, move_in_place).
+// memory and a device's memory (make_tensor, host_data, move_in_place);
+// device_traits (loom/device_traits.h), where devices meet the registry.
 #include "lazy/dispatch.h"
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "lazy/eager.h"
 #include "lazy/tensor_impl.h"
 #include "lazy/trace.h"
+#include "loom/device_traits.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "ops/infer.h"
@@ -54,6 +56,19 @@ void check_device(const Device& device) {
   LOOM_CHECK(why_not.empty(), "[device] ", device.str(), ": ", why_not);
   LOOM_CHECK(device.index >= 0 && device.index < b.device_count(), "[device] ", device.str(),
              ": backend ", b.name(), " has ", b.device_count(), " device(s)");
+}
+
+DeviceTraits device_traits(const Device& device) {
+  check_device(device);
+  const backends::Backend& b = backends::backend_by_name(device.backend);
+  const backends::Capabilities caps = b.capabilities();
+  DeviceTraits t;
+  t.lazy = device.is_lazy();
+  t.host_memory = b.host_visible();
+  t.plans_memory = caps.plans_itself;
+  t.native_bf16 = caps.native_bf16;
+  t.device_count = b.device_count();
+  return t;
 }
 
 Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& device) {
