@@ -12,57 +12,30 @@
 //
 //   build/example_finetune_gpt2 MODEL_DIR TRAIN_TXT OUTPUT_DIR [max_steps (100)] [block_size (64)]
 //
-// The first tenth of the blocks is held back for evaluation. Prints the
-// Trainer's log lines and the eval perplexity before and after training.
+// The first tenth of the lines is held back for evaluation (run_clm's
+// validation_split_percentage). Prints the Trainer's log lines and the eval
+// perplexity before and after training. The data, collator and model come
+// from loom::build_job (loom/job.h), as for `loom train`.
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "loom/causal_lm.h"
-#include "loom/collator.h"
-#include "loom/dataset.h"
 #include "loom/error.h"
-#include "loom/pretrained_model.h"
-#include "loom/tokenizer.h"
+#include "loom/job.h"
+#include "loom/model_registry.h"
 #include "loom/trainer.h"
 
 namespace {
 
-// run_clm's group_texts: every line's ids concatenated, cut into blocks; the
-// first tenth of the blocks (at least one) is the eval set.
-void load_blocks(const std::string& path, const loom::Tokenizer& tokenizer, int64_t block_size,
-                 std::shared_ptr<loom::data::InMemoryDataset>& train,
-                 std::shared_ptr<loom::data::InMemoryDataset>& eval) {
-  loom::data::TokenizeFn tokenize = [&](const std::string& text) {
-    std::vector<int32_t> ids = tokenizer.encode(text).ids;
-    return std::vector<int64_t>(ids.begin(), ids.end());
-  };
-  auto blocks = loom::data::text_blocks_dataset(path, tokenize, {.block_size = block_size});
-  const int64_t n_eval = std::max<int64_t>(1, blocks.size() / 10);
-  if (blocks.size() < 2 * n_eval)
-    throw loom::Error(path + ": too little text for " + std::to_string(block_size) +
-                      "-token blocks (need at least 2)");
-  std::vector<loom::data::Example> a, b;
-  for (int64_t i = 0; i < blocks.size(); ++i) (i < n_eval ? b : a).push_back(blocks.at(i));
-  train = std::make_shared<loom::data::InMemoryDataset>(std::move(a));
-  eval = std::make_shared<loom::data::InMemoryDataset>(std::move(b));
-}
-
 int run(const std::string& model_dir, const std::string& train_txt, const std::string& output_dir,
         int64_t max_steps, int64_t block_size) {
-  loom::Tokenizer tokenizer = loom::Tokenizer::from_pretrained(model_dir);
-  std::shared_ptr<loom::data::InMemoryDataset> train_ds, eval_ds;
-  load_blocks(train_txt, tokenizer, block_size, train_ds, eval_ds);
-  // The architecture comes from config.json through the model registry.
-  auto model = loom::auto_from_pretrained(model_dir);
-  if (!std::dynamic_pointer_cast<loom::CausalLM>(model))
-    throw loom::Error(model_dir + ": " + model->architecture() + " is not a causal LM");
-  std::printf("fine-tuning %s from %s: %lld train / %lld eval blocks of %lld tokens\n",
-              model->architecture().c_str(), model_dir.c_str(),
-              static_cast<long long>(train_ds->size()), static_cast<long long>(eval_ds->size()),
-              static_cast<long long>(block_size));
-
+  loom::JobArguments job;  // run_clm's ModelArguments and DataTrainingArguments
+  job.task = loom::kTaskCausalLM;
+  job.model_name_or_path = model_dir;  // its architecture comes from config.json
+  job.train_file = train_txt;
+  job.validation_split_percentage = 10;
+  job.block_size = block_size;
   loom::TrainingArguments args;  // transformers' defaults, then run_clm-like choices
   args.output_dir = output_dir;
   args.overwrite_output_dir = true;
@@ -76,13 +49,18 @@ int run(const std::string& model_dir, const std::string& train_txt, const std::s
   args.eval_strategy = "steps";
   args.eval_steps = static_cast<double>(std::max<int64_t>(1, max_steps / 2));
   args.save_strategy = "no";
-  args.prediction_loss_only = true;  // perplexity needs only the loss
   args.disable_tqdm = true;
+  // Blocks, the collator and perplexity as compute_metrics (build_job sets
+  // prediction_loss_only: perplexity needs only the loss).
+  loom::Job built = loom::build_job(job, args);
+  const auto& train_ds = built.data.train;
+  const auto& eval_ds = built.data.eval;
+  std::printf("fine-tuning %s from %s: %lld train / %lld eval blocks of %lld tokens\n",
+              built.model->architecture().c_str(), model_dir.c_str(),
+              static_cast<long long>(train_ds->size()), static_cast<long long>(eval_ds->size()),
+              static_cast<long long>(block_size));
 
-  loom::Trainer trainer(model, args, train_ds, eval_ds,
-                        {.data_collator = std::make_shared<loom::data::CausalLMCollator>(),
-                         .tokenizer_dir = model_dir,
-                         .compute_metrics = loom::perplexity_metrics});
+  loom::Trainer trainer(built.model, args, train_ds, eval_ds, built.options);
   const double before = trainer.evaluate().at("eval_perplexity");
   loom::TrainOutput out = trainer.train();
   trainer.save_model();

@@ -30,9 +30,11 @@ RANK = {name: i for i, name in enumerate(LAYERS)}
 # Public headers whose layer the stem rule would get wrong: "name.h": "layer".
 # tensor.h declares the handle the lazy layer stores (its methods are
 # implemented above, in autograd, which is allowed: a layer may use lower ones).
-# config.h (PretrainedConfig) is implemented in io/config_json.cpp.
+# config.h (PretrainedConfig) is implemented in io/config_json.cpp; xla_plugin.h in
+# backends/xla/plugin_discovery.cpp; device_traits.h in lazy/dispatch.cpp.
 PUBLIC_HEADER_LAYER = {"tensor.h": "lazy", "lazy.h": "lazy", "metrics.h": "core", "nn.h": "nn",
-                      "dist.h": "distributed", "config.h": "io"}
+                      "dist.h": "distributed", "config.h": "io", "xla_plugin.h": "backends",
+                      "device_traits.h": "lazy"}
 
 SOURCE_EXTS = (".h", ".hpp", ".cpp", ".cc", ".def", ".inc", ".cu", ".cuh")
 IMPL_EXTS = (".cpp", ".cc", ".cu")  # files that can implement a public header

@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "loom/device.h"
+
 namespace loom {
 
 struct TrainingArguments {
@@ -160,7 +162,11 @@ struct TrainingArguments {
   // ---- loom. ----
   /// Where the model trains: "cpu" (eager) or "lazy" (traced and compiled; a
   /// loom::Device spec such as "cpu:reference" or "lazy:cpu" is accepted).
-  std::string device = "cpu";
+  /// A parsed value: set("device", text) throws loom::Error
+  /// "[TrainingArguments] device: 'x' is not a device ..." for bad text;
+  /// validate() checks the backend exists here. JSON and get() write "lazy"
+  /// for lazy:cpu:0 (the default lazy device), else Device::str().
+  Device device;
 
   // ---- Several processes (docs/distributed.md). ----
   /// The ProcessGroup backend (loom/dist.h): "mpi", or unset / "auto" for

@@ -48,6 +48,7 @@ Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>();
   impl->type = impl_->type;
   impl->device = impl_->device;
+  impl->backend = impl_->backend;
   impl->data = impl_->data;
   impl->node = impl_->node;
   Tensor out(std::move(impl));

@@ -1,14 +1,14 @@
-// table_dataset (loom/dataset.h): examples from CSV/TSV/JSON Lines with a
-// chosen text column, optional second text column and optional label column.
-// Label ids follow Hugging Face: integer labels are kept (digits beyond int64
-// are an error); string labels are mapped through their sorted unique
-// values (datasets' class_encode_column and run_glue's `label_list.sort()`),
-// or through the names the caller gives.
+// table_dataset (loom/dataset.h) and table_dataset_of (data/table_dataset.h): examples from
+// CSV/TSV/JSON Lines with a chosen text column, optional second text column and optional label
+// column. Label ids follow Hugging Face: integer labels are kept (digits beyond int64 are an
+// error); string labels are mapped through their sorted unique values (datasets'
+// class_encode_column and run_glue's `label_list.sort()`), or through the names the caller gives.
 #include <algorithm>
 #include <map>
 #include <optional>
 
 #include "core/parse_number.h"
+#include "data/table_dataset.h"
 #include "io/text_files.h"
 #include "loom/dataset.h"
 #include "loom/error.h"
@@ -151,7 +151,12 @@ Labels read_labels(const io::TextTable& t, const TableOptions& options) {
 InMemoryDataset table_dataset(const std::string& path, const TextEncoder& encode,
                               const TableOptions& options) {
   LOOM_CHECK(encode != nullptr, "[dataset] ", path, ": the encoder is empty");
-  io::TextTable table = io::read_text_table(path);
+  return table_dataset_of(io::read_text_table(path), encode, options);
+}
+
+InMemoryDataset table_dataset_of(const io::TextTable& table, const TextEncoder& encode,
+                                 const TableOptions& options) {
+  LOOM_CHECK(encode != nullptr, "[dataset] ", table.source, ": the encoder is empty");
   size_t text_col = table.column(options.text_column);
   std::optional<size_t> pair_col;
   if (!options.text_pair_column.empty()) pair_col = table.column(options.text_pair_column);

@@ -1,6 +1,7 @@
 // The one entry point of every op (eager: a cached one-node program, lazy:
 // traced), the in-place rebind primitive, and the one path between host
-// memory and a device's memory (make_tensor, host_data, move_in_place).
+// memory and a device's memory (make_tensor, host_data, move_in_place);
+// device_traits (loom/device_traits.h), where devices meet the registry.
 #include "lazy/dispatch.h"
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "lazy/eager.h"
 #include "lazy/tensor_impl.h"
 #include "lazy/trace.h"
+#include "loom/device_traits.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "ops/infer.h"
@@ -27,6 +29,25 @@ const Device& common_device(ops::OpKind op, const std::vector<Tensor>& inputs,
   return inputs[0].device();
 }
 
+// The backend of a tensor: resolved when it was made; by name for a tensor
+// made elsewhere (traced, detached before it was made here).
+const backends::Backend& backend_of(const TensorImpl& impl) {
+  return impl.backend ? *impl.backend : backends::backend_by_name(impl.device.backend);
+}
+
+Tensor make_tensor_on(BufferPtr data, const ops::TensorType& type, const Device& device,
+                      const backends::Backend& backend) {
+  if (!backend.host_visible() && data->host_visible())
+    data = backend.upload(data->data(), type, device.index);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->type = type;
+  impl->device = device;
+  impl->backend = &backend;
+  if (device.is_lazy()) impl->node = data_node(data, type);
+  impl->data = std::move(data);
+  return Tensor(std::move(impl));
+}
+
 }  // namespace
 
 void check_device(const Device& device) {
@@ -37,16 +58,21 @@ void check_device(const Device& device) {
              ": backend ", b.name(), " has ", b.device_count(), " device(s)");
 }
 
+DeviceTraits device_traits(const Device& device) {
+  check_device(device);
+  const backends::Backend& b = backends::backend_by_name(device.backend);
+  const backends::Capabilities caps = b.capabilities();
+  DeviceTraits t;
+  t.lazy = device.is_lazy();
+  t.host_memory = b.host_visible();
+  t.plans_memory = caps.plans_itself;
+  t.native_bf16 = caps.native_bf16;
+  t.device_count = b.device_count();
+  return t;
+}
+
 Tensor make_tensor(BufferPtr data, const ops::TensorType& type, const Device& device) {
-  const backends::Backend& backend = backends::backend_by_name(device.backend);
-  if (!backend.host_visible() && data->host_visible())
-    data = backend.upload(data->data(), type, device.index);
-  auto impl = std::make_shared<TensorImpl>();
-  impl->type = type;
-  impl->device = device;
-  if (device.is_lazy()) impl->node = data_node(data, type);
-  impl->data = std::move(data);
-  return Tensor(std::move(impl));
+  return make_tensor_on(std::move(data), type, device, backends::backend_by_name(device.backend));
 }
 
 const BufferPtr& materialize(const Tensor& t) {
@@ -63,7 +89,7 @@ const void* host_data(const Tensor& t) {
   if (impl.host_copy_of.lock() != data) {
     size_t n = impl.type.nbytes();
     impl.host_copy = make_buffer(n);
-    backends::backend_by_name(impl.device.backend).copy_to_host(*data, impl.host_copy->data(), n);
+    backend_of(impl).copy_to_host(*data, impl.host_copy->data(), n);
     impl.host_copy_of = data;
   }
   return impl.host_copy->data();
@@ -89,6 +115,7 @@ void move_in_place(const Tensor& t, const Device& device, DType dtype) {
   TensorImpl* d = t.impl();
   d->type = type;
   d->device = device;
+  d->backend = moved.impl()->backend;
   d->data = moved.impl()->data;
   d->node = moved.impl()->node;
   d->host_copy = nullptr;
@@ -108,9 +135,11 @@ Tensor apply_op(ops::OpKind op, const std::vector<Tensor>& inputs, const ops::At
   std::vector<BufferPtr> buffers;
   buffers.reserve(inputs.size());
   for (const Tensor& t : inputs) buffers.push_back(materialize(t));
-  BufferPtr out = run_eager(backends::backend_by_name(dev.backend), op, std::move(buffers), types,
-                            attrs, out_type);
-  return make_tensor(std::move(out), out_type, dev);
+  // The operands' backend, resolved when they were made (a factory op has none).
+  const backends::Backend& backend =
+      inputs.empty() ? backends::backend_by_name(dev.backend) : backend_of(*inputs[0].impl());
+  BufferPtr out = run_eager(backend, op, std::move(buffers), types, attrs, out_type);
+  return make_tensor_on(std::move(out), out_type, dev, backend);
 }
 
 void rebind(const Tensor& dst, const Tensor& src) {

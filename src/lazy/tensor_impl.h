@@ -19,10 +19,17 @@ namespace lazy {
 struct TraceNode;
 }
 
+namespace backends {
+class Backend;
+}
+
 struct TensorImpl {
   ops::TensorType type;
   Device device;
-  BufferPtr data;  // device data; null while only an IR value is pending
+  /// device.backend resolved when the tensor was made (lazy/dispatch.cpp),
+  /// so eager ops and host reads do no lookup by name; null until then.
+  const backends::Backend* backend = nullptr;
+  BufferPtr data;                         // device data; null while only an IR value is pending
   std::shared_ptr<lazy::TraceNode> node;  // lazy device: pending value or device-data node
   bool requires_grad = false;
   Tensor grad;

@@ -17,6 +17,8 @@
 
 #include "loom/tensor.h"
 
+#include "loom/output_dir_lock.h"  // check_output_dir_writable
+
 namespace loom::train {
 
 inline constexpr const char* kCheckpointPrefix = "checkpoint-";
@@ -36,11 +38,7 @@ std::vector<std::string> list_dir(const std::string& dir);
 /// "<who> <dir>: cannot create directory (<reason>)", e.g. when a parent is a
 /// regular file or not writable.
 void create_dir(const std::string& dir, const std::string& who);
-/// Creates `output_dir` if missing, then writes and removes a probe file in
-/// it, so that an unusable output_dir fails before training rather than at
-/// the first save. Throws loom::Error
-/// "[TrainingArguments] output_dir '<dir>': <reason>".
-void check_output_dir_writable(const std::string& output_dir);
+// check_output_dir_writable: loom/output_dir_lock.h.
 
 /// The step N of a directory name "checkpoint-<N>", or nullopt.
 std::optional<int64_t> checkpoint_step(const std::string& name);

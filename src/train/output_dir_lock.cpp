@@ -1,7 +1,7 @@
 // OutputDirLock (train/output_dir_lock.h): open-or-create the lock file,
 // flock(LOCK_EX | LOCK_NB) it, check that the locked file is still the one at
 // the path (a releaser may have unlinked it), then write our pid into it.
-#include "train/output_dir_lock.h"
+#include "loom/output_dir_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -53,7 +53,7 @@ void TensorBoardCallback::on_log(const TrainingArguments& args, const TrainerSta
   if (!writer_) return;
   std::vector<std::pair<std::string, float>> scalars;
   for (const auto& [key, value] : logs) scalars.emplace_back(tensorboard_tag(key), value);
-  if (logs.count("loss") && Device(args.device).is_lazy()) {
+  if (logs.count("loss") && args.device.is_lazy()) {
     const double compile = timer_ms("CompileTime"), execute = timer_ms("ExecuteTime");
     scalars.emplace_back("lazy/CompileTime", compile - last_compile_ms_);
     scalars.emplace_back("lazy/ExecuteTime", execute - last_execute_ms_);

@@ -71,7 +71,7 @@ Trainer::Trainer(std::shared_ptr<PretrainedModel> model, TrainingArguments args,
   m.self = this;
   m.model = std::move(model);
   m.args = std::move(args);
-  m.device = Device(m.args.device);
+  m.device = m.args.device;
   m.train_dataset = std::move(train_dataset);
   m.eval_dataset = std::move(eval_dataset);
   m.options = std::move(options);

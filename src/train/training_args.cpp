@@ -25,7 +25,7 @@ namespace {
 
 using TA = TrainingArguments;
 using Member = std::variant<bool TA::*, int64_t TA::*, double TA::*, std::string TA::*,
-                            std::optional<bool> TA::*, std::optional<int64_t> TA::*,
+                            Device TA::*, std::optional<bool> TA::*, std::optional<int64_t> TA::*,
                             std::optional<double> TA::*, std::optional<std::string> TA::*>;
 
 struct Field {
@@ -199,6 +199,11 @@ std::string format_double(double v) {
   return text;
 }
 
+// The device as training_args.json and get() write it: "lazy" for the default
+// lazy device (lazy:cpu:0, what `--device lazy` and the CLI's default give,
+// written as before the field was a Device), else its canonical name.
+std::string device_text(const Device& d) { return d == Device("lazy") ? "lazy" : d.str(); }
+
 struct Setter {
   TA& a;
   const char* name;
@@ -207,6 +212,15 @@ struct Setter {
   void operator()(int64_t TA::*m) const { a.*m = parse_int(name, v); }
   void operator()(double TA::*m) const { a.*m = parse_double(name, v); }
   void operator()(std::string TA::*m) const { a.*m = v; }
+  // Parsed here, once: the rest of the library holds the Device value.
+  void operator()(Device TA::*m) const {
+    try {
+      a.*m = Device(v);
+    } catch (const Error& e) {
+      fail("[TrainingArguments] ", name, ": '", v,
+           "' is not a device (cpu, lazy, lazy:<backend>[:<index>]): ", e.what());
+    }
+  }
   void operator()(std::optional<bool> TA::*m) const {
     a.*m = is_none(v) ? std::nullopt : std::optional<bool>(parse_bool(name, v));
   }
@@ -227,6 +241,7 @@ struct ToJson {
   nlohmann::json operator()(int64_t TA::*m) const { return a.*m; }
   nlohmann::json operator()(double TA::*m) const { return a.*m; }
   nlohmann::json operator()(std::string TA::*m) const { return a.*m; }
+  nlohmann::json operator()(Device TA::*m) const { return device_text(a.*m); }
   template <typename T>
   nlohmann::json operator()(std::optional<T> TA::*m) const {
     return (a.*m) ? nlohmann::json(*(a.*m)) : nlohmann::json(nullptr);
@@ -238,6 +253,7 @@ struct TypeName {
   std::string operator()(int64_t TA::*) const { return "int"; }
   std::string operator()(double TA::*) const { return "float"; }
   std::string operator()(std::string TA::*) const { return "string"; }
+  std::string operator()(Device TA::*) const { return "string"; }
   std::string operator()(std::optional<bool> TA::*) const { return "bool?"; }
   std::string operator()(std::optional<int64_t> TA::*) const { return "int?"; }
   std::string operator()(std::optional<double> TA::*) const { return "float?"; }

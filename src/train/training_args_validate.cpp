@@ -166,14 +166,9 @@ void check_hf_habits(const TrainingArguments& a) {
   LOOM_CHECK(a.save_safetensors, "[TrainingArguments] save_safetensors: false is not supported: ",
              "safetensors is the only format loom writes (there is no pytorch_model.bin)");
   if (a.use_cpu) {
-    std::string backend;
-    try {
-      backend = Device(a.device).backend;
-    } catch (const Error&) {
-      return;  // the device check below names the bad device
-    }
+    const std::string& backend = a.device.backend;
     LOOM_CHECK(backend == "cpu" || backend == "reference", "[TrainingArguments] use_cpu: device '",
-               a.device, "' runs on the ", backend, " backend, not on the cpu");
+               a.device.str(), "' runs on the ", backend, " backend, not on the cpu");
   }
 }
 
@@ -194,9 +189,9 @@ void validate_misc(const TrainingArguments& a) {
                "[TrainingArguments] resume_from_checkpoint: must not be empty");
   check_hf_habits(a);
   try {
-    lazy::check_device(Device(a.device));
+    lazy::check_device(a.device);
   } catch (const Error& e) {
-    fail("[TrainingArguments] device: '", a.device,
+    fail("[TrainingArguments] device: '", a.device.str(),
          "' is not a device (cpu, lazy, lazy:<backend>[:<index>]): ", e.what());
   }
 }

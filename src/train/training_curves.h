@@ -9,6 +9,7 @@
 
 #include "io/svg_chart.h"
 #include "loom/callbacks.h"
+#include "loom/training_curves.h"  // write_training_curves
 
 namespace loom::train {
 
@@ -19,12 +20,5 @@ namespace loom::train {
 /// entry; every panel's x axis covers 0..state.global_step.
 io::ChartPage training_curves(const TrainerState& state, const std::string& title,
                               const std::string& subtitle);
-
-/// Reads output_dir/trainer_state.json (and config.json's architectures[0]
-/// or model_type for the title) and writes the SVG to `svg_path` (default
-/// output_dir/training_curves.svg); returns the path written. Throws
-/// loom::Error "[plot] <file>: ..." when trainer_state.json is missing or
-/// malformed or holds no logged values, or the SVG cannot be written.
-std::string write_training_curves(const std::string& output_dir, const std::string& svg_path = "");
 
 }  // namespace loom::train

@@ -15,7 +15,7 @@
 
 #include "cli/cli_runner.h"
 #include "cli/tiny_train.h"  // kGpt2Tokenizer
-#include "train/output_dir_lock.h"
+#include "loom/output_dir_lock.h"
 
 namespace loom::testing {
 namespace {

@@ -11,6 +11,7 @@
 #   generate       example_generate_sampling on the tiny GPT-2
 #   train_gpt2_austen  example_train_gpt2_austen, 2 steps, 32 eval blocks (run
 #                  from the source tree, where its corpus and tokenizer are)
+#   train_rows     example_train_rows (its own check: the loss falls; rows in memory)
 #   ddp            example_ddp_train under `mpirun -np 2` (exit 77, skipped,
 #                  without mpirun or without MPI in loom)
 # Every case but setup needs setup's WORK_DIR (CTest fixture). Prints what
@@ -85,6 +86,11 @@ case $case_name in
     awk '/eval perplexity:/ { exit !($5 < $3) }' "$log" ||
       { echo "examples.sh: the perplexity did not fall" >&2; exit 1; }
     trainer_outputs "$work/finetune_gpt2"
+    ;;
+  train_rows)
+    "$build/example_train_rows" "$src/assets/tokenizers" "$work/train_rows" 12 | tee "$log"
+    expect "causal-lm on 64 texts in memory: loss [0-9.]+ at the first step" "$log"
+    expect "text-classification on 32 JSON rows: eval accuracy [0-9.]+" "$log"
     ;;
   finetune_bert)
     "$build/example_finetune_sentiment" "$models/bert" "$work/sentiment" \

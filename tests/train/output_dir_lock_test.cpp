@@ -14,7 +14,7 @@
 #include "common/temp_dir.h"
 #include "io/pretrained_files.h"
 #include "loom/models.h"
-#include "train/output_dir_lock.h"
+#include "loom/output_dir_lock.h"
 
 namespace loom::train {
 namespace {

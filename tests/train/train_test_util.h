@@ -62,7 +62,7 @@ inline std::shared_ptr<data::InMemoryDataset> token_dataset(int64_t n, int64_t l
 inline TrainingArguments quiet_args(const std::string& dir, const std::string& device = "cpu") {
   TrainingArguments a;
   a.output_dir = dir;
-  a.device = device;
+  a.device = Device(device);
   a.disable_tqdm = true;
   a.learning_rate = 1e-2;
   a.save_strategy = "no";

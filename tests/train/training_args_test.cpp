@@ -266,7 +266,7 @@ TEST(TrainingArguments, ValidateRejectsNamingTheArgument) {
       {"save_steps", [](auto& a) { a.save_steps = 0; }},
       {"eval_steps", [](auto& a) { a.eval_strategy = "steps", a.eval_steps = 2.5; }},
       {"optim", [](auto& a) { a.optim = "adafactor"; }},
-      {"device", [](auto& a) { a.device = "tpu"; }},
+      {"device", [](auto& a) { a.device = "lazy:tpu"; }},        // parses; no such backend
       {"ddp_backend", [](auto& a) { a.ddp_backend = "nccl"; }},  // transformers' name, not loom's
       {"ddp_timeout", [](auto& a) { a.ddp_timeout = 0; }},
       {"ddp_timeout", [](auto& a) { a.ddp_timeout = 10000000000; }},  // overflows ns (int64)

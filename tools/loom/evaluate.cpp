@@ -16,10 +16,10 @@
 #include "job.h"
 #include "job_args.h"
 #include "launch.h"
+#include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
-#include "train/checkpoint_files.h"
-#include "train/ddp.h"
+#include "loom/output_dir_lock.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -38,13 +38,13 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
   start_ranks(cmd, args);  // launch.h
   // An unusable --output_dir fails now, naming the flag, not after evaluating.
   if (cmd.given.count("output_dir")) train::check_output_dir_writable(args.output_dir);
-  PreparedJob job = prepare_job(cmd, args, /*want_train=*/false, /*want_eval=*/true);
+  Job job = prepare_job(cmd, args, /*want_train=*/false, /*want_eval=*/true);
   Trainer trainer(job.model, args, nullptr, job.data.eval, job.options);
   Logs m = trainer.evaluate();
   m["eval_samples"] = static_cast<double>(job.data.eval->size());
   // Data parallel: every rank holds the same metrics (gathered in
   // evaluate()); rank 0 alone prints and writes, as `loom train` does.
-  if (!train::is_world_process_zero()) return;
+  if (dist::rank() != 0) return;
   print_metrics("eval", m);
   if (!cmd.given.count("output_dir")) return;
   const fs::path dir = args.output_dir;

@@ -13,7 +13,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "backends/xla/plugin_discovery.h"
 #include "commands.h"
 #include "flags.h"
 #include "loom/error.h"
@@ -23,6 +22,7 @@
 #include "loom/metrics.h"
 #include "loom/models.h"
 #include "loom/tokenizer.h"
+#include "loom/xla_plugin.h"
 #include "number_flags.h"
 #include "unknown_flags.h"
 

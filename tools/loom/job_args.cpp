@@ -8,10 +8,10 @@
 #include <cctype>
 #include <variant>
 
-#include "backends/xla/plugin_discovery.h"
 #include "core/parse_number.h"
 #include "loom/error.h"
 #include "loom/model_registry.h"
+#include "loom/xla_plugin.h"
 
 namespace loom::cli {
 namespace {

@@ -1,6 +1,7 @@
-// JobArgs: the data and model flags of `loom train` / `loom evaluate`, named
-// after transformers' example scripts (run_clm.py, run_mlm.py, run_glue.py:
-// ModelArguments and DataTrainingArguments), and parse_job_command(), which
+// JobArgs: the data and model flags of `loom train` / `loom evaluate`: the
+// library's JobArguments (loom/job.h, named after transformers' example
+// scripts run_clm.py, run_mlm.py, run_glue.py: ModelArguments and
+// DataTrainingArguments) plus --xla_plugin and --config; and parse_job_command(), which
 // turns a subcommand's flags (and an optional --config JSON file) into
 // JobArgs + TrainingArguments.
 //
@@ -18,70 +19,15 @@
 #include <vector>
 
 #include "flags.h"
+#include "loom/job.h"
 #include "loom/training_args.h"
 
 namespace loom::cli {
 
-struct JobArgs {
-  /// "causal-lm" (GPT-2), "masked-lm" or "text-classification" (BERT);
-  /// empty: inferred from the model (gpt2 -> causal-lm; bert -> masked-lm,
-  /// or text-classification for a *ForSequenceClassification checkpoint).
-  std::string task;
-  /// A directory with config.json + weights (+ tokenizer files): a
-  /// save_pretrained directory or a checkpoint-N of `loom train`.
-  std::string model_name_or_path;
-  /// Train from scratch: "gpt2" or "bert" (transformers' defaults, then
-  /// config_overrides); exclusive with model_name_or_path.
-  std::string model_type;
-  /// "n_layer=4,n_embd=256": config fields set before the model is built
-  /// (transformers' PretrainedConfig.update_from_string).
-  std::string config_overrides;
-  /// Tokenizer directory; empty: model_name_or_path.
-  std::string tokenizer_name;
-  std::string train_file;       ///< .txt, .csv, .tsv, .jsonl or .json
-  std::string validation_file;  ///< same formats
-  /// Without validation_file: the first this-many percent of train_file's
-  /// lines/rows are held back for evaluation (run_clm's train[:N%]).
-  int64_t validation_split_percentage = 5;
-  std::string text_column = "text";
-  std::string text_pair_column;  ///< second text of pair tasks; empty: none
-  std::string label_column = "label";
-  /// causal-lm: tokens per block; unset: min(1024, n_positions).
-  std::optional<int64_t> block_size;
-  /// masked-lm: tokens per block; text-classification: truncation length.
-  /// Unset: min(512, max_position_embeddings) for masked-lm, 128 for
-  /// classification (run_glue).
-  std::optional<int64_t> max_seq_length;
-  /// text-classification: pad every batch to max_seq_length (run_glue's
-  /// default; one graph on the lazy device); false: pad to the longest.
-  bool pad_to_max_length = true;
-  int64_t pad_to_multiple_of = 0;  ///< round padded lengths up (0: no rounding)
-  bool keep_linebreaks = true;     ///< causal-lm .txt: keep each line's "\n"
-  double mlm_probability = 0.15;   ///< masked-lm: share of tokens masked
-  /// Keep only the first N training / evaluation examples (after grouping).
-  std::optional<int64_t> max_train_samples;
-  std::optional<int64_t> max_eval_samples;
-  /// LoRA (PEFT's LoraConfig names; loom/lora.h): train adapters on a frozen
-  /// base; checkpoints and output_dir hold adapter_config.json +
-  /// adapter_model.safetensors. Needs --model_name_or_path and causal-lm.
-  bool use_lora = false;
-  int64_t lora_r = 8;
-  double lora_alpha = 8;  ///< PEFT LoraConfig's default (scaling alpha / r = 1)
-  double lora_dropout = 0.0;
-  /// Comma-separated suffixes ("q_proj,v_proj") or "all-linear"; empty: PEFT's
-  /// default for the model type (llama/qwen2: q_proj,v_proj; gpt2: c_attn).
-  std::string lora_target_modules;
-  /// With use_lora: output_dir gets the merged weights (W + B A alpha / r) as
-  /// a normal checkpoint instead of the adapter.
-  bool merge_lora = false;
-  /// Hub ids in model_name_or_path / tokenizer_name: the branch, tag or
-  /// commit of the cached snapshot (transformers' revision / run_clm's
-  /// model_revision; loom/hub.h).
-  std::string revision = "main";
-  /// run_clm's torch_dtype: the dtype weights are loaded in. loom keeps
-  /// weights in float32, so "auto" and "float32" are accepted (a bf16/f16
-  /// checkpoint converts to f32); "bfloat16"/"float16" are refused, naming --bf16.
-  std::string torch_dtype = "auto";
+/// The job's arguments (loom/job.h: ModelArguments, DataTrainingArguments,
+/// LoraArguments and the task, with transformers' and PEFT's names, which are
+/// the flag names) plus two that only the command line has.
+struct JobArgs : JobArguments {
   /// The PJRT plugin .so for --device lazy:xla (empty: found from
   /// PJRT_DEVICE / LOOM_PJRT_PLUGIN and the pip wheels, docs/backends.md).
   std::string xla_plugin;

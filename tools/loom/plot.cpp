@@ -19,7 +19,7 @@
 
 #include "commands.h"
 #include "loom/error.h"
-#include "train/training_curves.h"
+#include "loom/training_curves.h"
 #include "unknown_flags.h"
 
 extern char** environ;

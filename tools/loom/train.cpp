@@ -18,18 +18,16 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "core/memory_info.h"
 #include "flags.h"
 #include "job.h"
 #include "job_args.h"
 #include "launch.h"
+#include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 #include "loom/model_registry.h"
+#include "loom/output_dir_lock.h"
 #include "plot.h"
-#include "train/ddp.h"
-#include "train/fsdp_options.h"
-#include "train/output_dir_lock.h"
 
 namespace loom::cli {
 namespace fs = std::filesystem;
@@ -49,59 +47,17 @@ int64_t trainable_count(const PretrainedModel& model) {
   return n;
 }
 
-// Bytes per rank of the model's state in the chosen mode (train/fsdp_options.h).
-train::FsdpMemory memory_plan_of(const PreparedJob& job, const TrainingArguments& args,
-                                 train::FsdpMode mode) {  // by value: adjusted below
-  const int64_t trainable = trainable_count(*job.model);
-  const int64_t all = parameter_count(*job.model);
-  // Off the lazy device, full_shard's gathers are copies kept whole.
-  if (mode == train::FsdpMode::full_shard && args.device.rfind("lazy", 0) != 0)
-    mode = train::FsdpMode::shard_grad_op;
-  return train::fsdp_memory_per_rank(mode, train::ddp_world_size(), static_cast<double>(trainable),
-                                     static_cast<double>(all - trainable),
-                                     args.optim == "sgd" ? 0 : 2);
-}
-
-const char* mode_text(train::FsdpMode mode) {
-  return mode == train::FsdpMode::off ? "ddp" : train::fsdp_mode_name(mode);
-}
-
-void print_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
-  const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
-  const train::FsdpMemory m = memory_plan_of(job, args, mode);
+void print_memory_plan(const Job& job, const TrainingArguments& args) {
+  const JobMemory m = job_memory_per_rank(job, args);
   std::printf(
       "  memory per rank (%s, f32): parameters %.1f MB (at rest %.1f MB), gradients %.1f MB, "
       "optimizer state %.1f MB, total %.1f MB; activations: ArenaAllocatedBytes in "
       "lazy_metrics.json\n",
-      mode_text(mode), m.params / 1e6, m.params_at_rest / 1e6, m.grads / 1e6, m.optimizer / 1e6,
+      m.mode.c_str(), m.params / 1e6, m.params_at_rest / 1e6, m.grads / 1e6, m.optimizer / 1e6,
       m.total() / 1e6);
 }
 
-// Every rank, before the Trainer allocates the optimizer state: the mode's
-// state per rank (the built model's f32 weights already count) must fit
-// in the memory this process may still take (core/memory_info.h: the
-// cgroup limit included). Names --fsdp full_shard when that would fit.
-void check_memory_plan(const PreparedJob& job, const TrainingArguments& args) {
-  if (args.device.rfind("lazy:xla", 0) == 0) return;  // the state is in the plugin's memory
-  const std::optional<AvailableMemory> room = available_memory();
-  if (!room) return;
-  const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
-  const double held = 4.0 * static_cast<double>(parameter_count(*job.model));
-  const double can = static_cast<double>(room->bytes) + held;
-  const double need = memory_plan_of(job, args, mode).total();
-  if (need <= can) return;
-  std::string advice = "fewer or smaller layers (--config_overrides), or more ranks";
-  if (mode != train::FsdpMode::full_shard && train::ddp_world_size() > 1) {
-    const double sharded = memory_plan_of(job, args, train::FsdpMode::full_shard).total();
-    if (sharded <= can) advice = "--fsdp full_shard needs " + format_bytes(sharded) + " per rank";
-  }
-  fail("[loom train] memory per rank (", mode_text(mode), "): the model's state needs ",
-       format_bytes(need), ", but this rank has ", format_bytes(can), " (",
-       format_bytes(static_cast<double>(room->bytes)), " available, ", room->source,
-       ", and the built model's ", format_bytes(held), "); ", advice);
-}
-
-void print_plan(const PreparedJob& job, const TrainingArguments& args) {
+void print_plan(const Job& job, const TrainingArguments& args) {
   const auto& d = job.data;
   std::printf(
       "loom train: %s, %s (%s), %.2fM parameters, %lld train / %lld eval examples, "
@@ -110,9 +66,9 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
       job.plan.pretrained_dir.empty() ? "from scratch" : job.plan.pretrained_dir.c_str(),
       static_cast<double>(parameter_count(*job.model)) / 1e6,
       static_cast<long long>(d.train ? d.train->size() : 0),
-      static_cast<long long>(d.eval ? d.eval->size() : 0), args.device.c_str(),
+      static_cast<long long>(d.eval ? d.eval->size() : 0), args.get("device").c_str(),
       args.output_dir.c_str());
-  if (const int64_t w = train::ddp_world_size(); w > 1)
+  if (const int64_t w = dist::world_size(); w > 1)
     std::printf(
         "  data parallel over %lld ranks (%s): per_device_train_batch_size %lld, "
         "global batch %lld\n",
@@ -120,7 +76,7 @@ void print_plan(const PreparedJob& job, const TrainingArguments& args) {
         static_cast<long long>(args.per_device_train_batch_size),
         static_cast<long long>(w * args.per_device_train_batch_size *
                                args.gradient_accumulation_steps));
-  if (train::ddp_world_size() > 1 || !args.fsdp.empty()) print_memory_plan(job, args);
+  if (dist::world_size() > 1 || !args.fsdp.empty()) print_memory_plan(job, args);
   if (job.model->saved_weights_file() != "model.safetensors") {
     const int64_t trainable = trainable_count(*job.model);
     const int64_t all = parameter_count(*job.model);
@@ -176,7 +132,7 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   start_ranks(cmd, args);  // launch.h: every rank of an mpirun job, same flags
   // One run per output_dir (train/output_dir_lock.h), held until the end;
   // data parallel: by rank 0, for the job (the others share the directory).
-  const bool zero = train::is_world_process_zero();
+  const bool zero = dist::rank() == 0;
   std::optional<train::OutputDirLock> lock;
   if (zero) lock.emplace(args.output_dir, "loom train");
   // run_clm's early check, so a forgotten flag costs no tokenizing.
@@ -187,10 +143,10 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
            ": add --resume_from_checkpoint last to continue, or --overwrite_output_dir to start "
            "over");
   }
-  PreparedJob job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
+  Job job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
   if (zero) warn_batch_larger_than_data(args, job.data.train->size());
   if (zero) print_plan(job, args);
-  check_memory_plan(job, args);
+  check_job_memory(job, args);
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
 
   TrainOutput out = trainer.train();

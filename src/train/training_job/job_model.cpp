@@ -1,4 +1,4 @@
-// The model side of a `loom train` / `loom evaluate` job: the config (from
+// The model side of a job (loom/job.h): the config (from
 // model_name_or_path or model_type + config_overrides), the task, and the
 // model object, all through the model registry (loom/model_registry.h), as run_clm / run_mlm /
 // run_glue build them (AutoConfig, config.update_from_string, from_pretrained or from_config).
@@ -11,19 +11,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/edit_distance.h"
 #include "core/parse_number.h"
-#include "flags.h"
 #include "io/json_parse.h"
-#include "job.h"
 #include "loom/error.h"
 #include "loom/hub.h"
+#include "loom/job.h"
 #include "loom/model_registry.h"
 #include "loom/models.h"
 #include "loom/nn.h"
 #include "train/ddp.h"
 #include "train/fsdp_options.h"
 
-namespace loom::cli {
+namespace loom {
 namespace fs = std::filesystem;
 
 namespace {
@@ -97,7 +97,7 @@ std::vector<std::string> trained_label_names(const ModelTypeEntry& entry,
   return classifier && !placeholders ? names : std::vector<std::string>{};
 }
 
-void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
+void plan_pretrained(ModelPlan& plan, const JobArguments& job) {
   std::string dir = job.model_name_or_path;
   LOOM_CHECK(job.config_overrides.empty(),
              "[model] --config_overrides applies to --model_type (from scratch), not to "
@@ -129,7 +129,7 @@ void plan_pretrained(ModelPlan& plan, const JobArgs& job) {
 // pad / bos / eos ids where the config has those fields (run_clm / run_mlm
 // build the config from the tokenizer the same way: LlamaConfig's default
 // bos 1 / eos 2 are other tokens in most vocabularies), then --config_overrides.
-void plan_from_scratch(ModelPlan& plan, const JobArgs& job, const Tokenizer& tokenizer) {
+void plan_from_scratch(ModelPlan& plan, const JobArguments& job, const Tokenizer& tokenizer) {
   plan.model_type = job.model_type;
   nlohmann::json j = nlohmann::json::parse(model_type_entry(plan.model_type).default_config_json());
   j["vocab_size"] = tokenizer.vocab_size();
@@ -169,7 +169,7 @@ std::string apply_config_overrides(const std::string& config_json, const std::st
   return j.dump();
 }
 
-ModelPlan plan_model(const JobArgs& job, const Tokenizer& tokenizer) {
+ModelPlan plan_model(const JobArguments& job, const Tokenizer& tokenizer) {
   LOOM_CHECK(!(job.model_name_or_path.empty() && job.model_type.empty()),
              "[model] give --model_name_or_path DIR (pretrained) or --model_type TYPE (from "
              "scratch: ",
@@ -264,4 +264,4 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
                                                /*is_trainable=*/true);
 }
 
-}  // namespace loom::cli
+}  // namespace loom

@@ -1,9 +1,10 @@
-// The data side of a `loom train` / `loom evaluate` job: reads the train and
-// validation files, holds back the validation split, tokenizes (on all cores,
-// encode_batch) and builds the task's examples — run_clm's group_texts blocks,
-// run_mlm's blocks with special tokens, or run_glue's one example per row.
-// Assumes io::read_text_lines / io::read_text_table (src/io/text_files.h) for
-// the file formats and loom::data::table_dataset for labels.
+// The data side of a job (loom/job.h): reads the train and validation files
+// (or rows handed over in memory), holds back the validation split, tokenizes
+// (on all cores, encode_batch) and builds the task's examples — run_clm's
+// group_texts blocks, run_mlm's blocks with special tokens, or run_glue's one
+// example per row. Assumes io::read_text_lines / io::read_text_table
+// (src/io/text_files.h) for the file formats, io::parse_json_lines for JSON
+// rows, and data::table_dataset for labels.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -12,13 +13,17 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "data/table_dataset.h"
+#include "io/json_parse.h"
 #include "io/text_files.h"
-#include "job.h"
 #include "loom/dist.h"
 #include "loom/error.h"
+#include "loom/job.h"
 #include "loom/token_cache.h"
 
-namespace loom::cli {
+namespace loom {
 namespace fs = std::filesystem;
 
 namespace {
@@ -45,6 +50,50 @@ bool is_text_file(const std::string& path) {
 void check_file(const std::string& flag, const std::string& path) {
   LOOM_CHECK(fs::exists(path), "[data] --", flag, " '", path, "': no such file");
   LOOM_CHECK(fs::is_regular_file(path), "[data] --", flag, " '", path, "': not a regular file");
+}
+
+// Where a split's rows come from: a file, or rows in memory (not both).
+struct Source {
+  std::string flag;  // "train_file" or "validation_file"
+  std::string path;  // empty for rows
+  const DataRows* rows = nullptr;
+
+  Source(const std::string& file_flag, const std::string& file, const std::optional<DataRows>& r)
+      : flag(file_flag), path(file), rows(r ? &*r : nullptr) {
+    const std::string rows_flag = flag.substr(0, flag.find('_')) + "_rows";
+    LOOM_CHECK(path.empty() || !rows, "[data] give --", flag, " or ", rows_flag, ", not both");
+  }
+  bool empty() const { return path.empty() && !rows; }
+  // Lines of text: a .txt file or text rows.
+  bool text() const { return rows ? rows->kind == DataRows::Kind::text : is_text_file(path); }
+  // The name in messages: the file, or "<train rows>".
+  std::string name() const { return rows ? "<" + flag.substr(0, flag.find('_')) + " rows>" : path; }
+  // "--train_file 'f.txt'" or "train_rows (12 rows)".
+  std::string what() const {
+    if (rows)
+      return flag.substr(0, flag.find('_')) + "_rows (" + std::to_string(rows->rows.size()) +
+             " rows)";
+    return "--" + flag + " '" + path + "'";
+  }
+};
+
+// JSON rows as a table (io::parse_json_lines): each row one object on its own
+// line, so that a row's errors name it as line i + 1.
+io::TextTable table_of_rows(const Source& src) {
+  std::string text;
+  for (size_t i = 0; i < src.rows->rows.size(); ++i) {
+    const std::string& row = src.rows->rows[i];
+    io::check_json_depth(row, "[data] " + src.name() + ":" + std::to_string(i + 1));
+    nlohmann::json j = nlohmann::json::parse(row, nullptr, /*allow_exceptions=*/false);
+    LOOM_CHECK(!j.is_discarded() && j.is_object(), "[data] ", src.name(), ":", i + 1,
+               ": expected a JSON object, got '", row.substr(0, 80), "'");
+    text += j.dump() + "\n";  // one line: dump() escapes line breaks inside strings
+  }
+  return io::parse_json_lines(text, src.name());
+}
+
+io::TextTable table_of(const Source& src) {
+  return src.rows ? table_of_rows(src) : io::read_text_table(src.path);
 }
 
 // Rows held back for evaluation: round(n * pct / 100), as datasets' "train[:pct%]".
@@ -100,16 +149,18 @@ std::vector<std::vector<int64_t>> tokenize_texts(const Tokenizer& tok,
 
 // The texts of a file: its lines (.txt) or its text column (tables); `where`
 // gets the file and each text's line (for error messages).
-std::vector<std::string> read_texts(const std::string& path, const JobArgs& job,
+std::vector<std::string> read_texts(const Source& src, const JobArguments& job,
                                     bool keep_linebreaks, TextLines& where) {
+  const std::string path = src.name();
   where.path = path;
   where.lines.clear();
-  if (is_text_file(path)) {
-    std::vector<std::string> lines = io::read_text_lines(path, keep_linebreaks);
+  if (src.text()) {
+    std::vector<std::string> lines =
+        src.rows ? src.rows->rows : io::read_text_lines(src.path, keep_linebreaks);
     for (size_t i = 0; i < lines.size(); ++i) where.lines.push_back(static_cast<int64_t>(i) + 1);
     return lines;
   }
-  io::TextTable table = io::read_text_table(path);
+  io::TextTable table = table_of(src);
   size_t col = table.column(job.text_column);
   std::vector<std::string> texts;
   for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -139,7 +190,7 @@ std::shared_ptr<data::InMemoryDataset> lm_blocks(const Tokenizer& tok,
   return std::make_shared<data::InMemoryDataset>(std::move(ex));
 }
 
-int64_t lm_block_size(const JobArgs& job, const ModelPlan& plan) {
+int64_t lm_block_size(const JobArguments& job, const ModelPlan& plan) {
   const bool mlm = plan.task == "masked-lm";
   const std::optional<int64_t>& given = mlm ? job.max_seq_length : job.block_size;
   int64_t block = given.value_or(std::min<int64_t>(mlm ? 512 : 1024, plan.max_positions));
@@ -159,12 +210,10 @@ void truncate(std::shared_ptr<data::InMemoryDataset>& ds, const std::optional<in
 // One split of a language-modelling .txt file, streamed through the token
 // cache (loom/token_cache.h): lines after (or, `head`, within) the first
 // `pct` %, blocks read from the cached token file. Null for an empty head.
-std::shared_ptr<const data::Dataset> streamed_lm_blocks(const Tokenizer& tok, const JobArgs& job,
-                                                        const std::string& path, int64_t pct,
-                                                        bool head, int64_t block, bool mlm,
-                                                        bool keep_breaks,
-                                                        const std::optional<int64_t>& max,
-                                                        const std::string& what) {
+std::shared_ptr<const data::Dataset> streamed_lm_blocks(
+    const Tokenizer& tok, const JobArguments& job, const std::string& path, int64_t pct, bool head,
+    int64_t block, bool mlm, bool keep_breaks, const std::optional<int64_t>& max,
+    const std::string& what) {
   const EncodeOptions opts = stream_options(tok, mlm);
   auto encode = [&tok, &opts](const std::vector<std::string>& lines) {
     std::vector<Encoding> enc = tok.encode_batch(lines, opts);
@@ -202,27 +251,30 @@ std::shared_ptr<const data::Dataset> streamed_lm_blocks(const Tokenizer& tok, co
 }
 
 // causal-lm / masked-lm: train and eval blocks. A .txt file is streamed
-// through the token cache; a table's text column is tokenized in memory.
-void load_lm_data(JobData& out, const JobArgs& job, const ModelPlan& plan, const Tokenizer& tok,
+// through the token cache; a table's text column and rows in memory are
+// tokenized in memory.
+void load_lm_data(JobData& out, const JobArguments& job, const ModelPlan& plan,
+                  const Tokenizer& tok, const Source& train_src, const Source& eval_src,
                   bool want_train, bool want_eval) {
   const bool mlm = plan.task == "masked-lm";
   const int64_t block = lm_block_size(job, plan);
   const bool keep_breaks = !mlm && job.keep_linebreaks;
-  const bool split = want_eval && job.validation_file.empty();
-  const std::string split_what = "the validation split of '" + job.train_file + "' (" +
+  const bool split = want_eval && eval_src.empty();
+  const std::string split_what = "the validation split of '" + train_src.name() + "' (" +
                                  std::to_string(job.validation_split_percentage) + "%)";
-  const std::string train_what = "--train_file '" + job.train_file + "'";
+  const std::string train_what = train_src.what();
   const int64_t pct = split ? job.validation_split_percentage : 0;
-  if (is_text_file(job.train_file) && (want_train || split)) {
+  const bool streamed = train_src.text() && !train_src.rows;
+  if (streamed && (want_train || split)) {
     if (split)
-      out.eval = streamed_lm_blocks(tok, job, job.train_file, pct, true, block, mlm, keep_breaks,
+      out.eval = streamed_lm_blocks(tok, job, train_src.path, pct, true, block, mlm, keep_breaks,
                                     job.max_eval_samples, split_what);
     if (want_train)
-      out.train = streamed_lm_blocks(tok, job, job.train_file, pct, false, block, mlm, keep_breaks,
+      out.train = streamed_lm_blocks(tok, job, train_src.path, pct, false, block, mlm, keep_breaks,
                                      job.max_train_samples, train_what);
   } else if (want_train || split) {
     TextLines where;
-    std::vector<std::string> texts = read_texts(job.train_file, job, keep_breaks, where);
+    std::vector<std::string> texts = read_texts(train_src, job, keep_breaks, where);
     size_t held = split ? split_rows(texts.size(), job.validation_split_percentage) : 0;
     if (split && held > 0) {
       std::vector<std::string> head(texts.begin(), texts.begin() + static_cast<int64_t>(held));
@@ -238,14 +290,14 @@ void load_lm_data(JobData& out, const JobArgs& job, const ModelPlan& plan, const
       out.train = train;
     }
   }
-  if (want_eval && !job.validation_file.empty()) {
-    const std::string what = "--validation_file '" + job.validation_file + "'";
-    if (is_text_file(job.validation_file)) {
-      out.eval = streamed_lm_blocks(tok, job, job.validation_file, 0, false, block, mlm,
-                                    keep_breaks, job.max_eval_samples, what);
+  if (want_eval && !eval_src.empty()) {
+    const std::string what = eval_src.what();
+    if (eval_src.text() && !eval_src.rows) {
+      out.eval = streamed_lm_blocks(tok, job, eval_src.path, 0, false, block, mlm, keep_breaks,
+                                    job.max_eval_samples, what);
     } else {
       TextLines where;
-      std::vector<std::string> texts = read_texts(job.validation_file, job, keep_breaks, where);
+      std::vector<std::string> texts = read_texts(eval_src, job, keep_breaks, where);
       auto eval = lm_blocks(tok, texts, block, mlm, what, where);
       truncate(eval, job.max_eval_samples);
       out.eval = eval;
@@ -254,12 +306,13 @@ void load_lm_data(JobData& out, const JobArgs& job, const ModelPlan& plan, const
 }
 
 // text-classification: one example per row, [CLS] text [SEP] truncated to max_seq_length.
-data::InMemoryDataset classification_rows(const Tokenizer& tok, const JobArgs& job,
-                                          const std::string& flag, const std::string& path,
+data::InMemoryDataset classification_rows(const Tokenizer& tok, const JobArguments& job,
+                                          const Source& src,
                                           const std::vector<std::string>& label_names,
                                           const std::vector<int64_t>& known_labels = {}) {
-  LOOM_CHECK(!is_text_file(path), "[data] --", flag, " '", path,
-             "': text-classification needs a .csv, .tsv or .jsonl file with columns '",
+  LOOM_CHECK(!src.text(), "[data] ",
+             src.rows ? src.what() : "--" + src.flag + " '" + src.path + "'",
+             ": text-classification needs a .csv, .tsv or .jsonl file with columns '",
              job.text_column, "' and '", job.label_column, "'");
   EncodeOptions opts = tok.default_options();
   opts.padding.reset();
@@ -272,12 +325,13 @@ data::InMemoryDataset classification_rows(const Tokenizer& tok, const JobArgs& j
     ex.attention_mask.assign(e.attention_mask.begin(), e.attention_mask.end());
     return ex;
   };
-  return data::table_dataset(path, encode,
-                             {.text_column = job.text_column,
-                              .text_pair_column = job.text_pair_column,
-                              .label_column = job.label_column,
-                              .label_names = label_names,
-                              .known_integer_labels = known_labels});
+  const data::TableOptions options{.text_column = job.text_column,
+                                   .text_pair_column = job.text_pair_column,
+                                   .label_column = job.label_column,
+                                   .label_names = label_names,
+                                   .known_integer_labels = known_labels};
+  if (src.rows) return data::table_dataset_of(table_of_rows(src), encode, options);
+  return data::table_dataset(src.path, encode, options);
 }
 
 void collect_labels(const data::InMemoryDataset* ds, std::set<int64_t>& ids) {
@@ -351,15 +405,16 @@ void check_label_range(const data::InMemoryDataset* ds, int64_t num_labels,
                "label_to_id), and a negative label (GLUE's -1 'no label') is not a class");
 }
 
-void load_classification_data(ClassificationData& out, const JobArgs& job, const ModelPlan& plan,
-                              const Tokenizer& tok, bool want_train, bool want_eval) {
-  const bool split = want_eval && job.validation_file.empty();
+void load_classification_data(ClassificationData& out, const JobArguments& job,
+                              const ModelPlan& plan, const Tokenizer& tok, const Source& train_src,
+                              const Source& eval_src, bool want_train, bool want_eval) {
+  const bool split = want_eval && eval_src.empty();
   // A classifier fine-tuned on remapped integer labels reads its files' integers raw;
   // remap_integer_labels maps them through its names.
   const bool integer_names = integer_label_names(plan.label_names);
   std::vector<std::string> names = integer_names ? std::vector<std::string>{} : plan.label_names;
   if (want_train || split) {
-    data::InMemoryDataset all = classification_rows(tok, job, "train_file", job.train_file, names);
+    data::InMemoryDataset all = classification_rows(tok, job, train_src, names);
     names = all.label_names();
     const auto& ex = all.examples();
     size_t held = split ? split_rows(ex.size(), job.validation_split_percentage) : 0;
@@ -369,16 +424,15 @@ void load_classification_data(ClassificationData& out, const JobArgs& job, const
     if (want_train)
       out.train = std::make_shared<data::InMemoryDataset>(std::vector(first, ex.end()), names);
   }
-  if (want_eval && !job.validation_file.empty()) {
+  if (want_eval && !eval_src.empty()) {
     // run_glue's label_list is the training split's: a validation label outside it is an
     // error (it used to add a class: a 3-class head for train labels {0, 1}).
     std::set<int64_t> train_ids;
     if (names.empty()) collect_labels(out.train.get(), train_ids);
     // A negative training label is the training file's own error (check_label_range, below).
     if (!train_ids.empty() && *train_ids.begin() < 0) train_ids.clear();
-    out.eval = std::make_shared<data::InMemoryDataset>(
-        classification_rows(tok, job, "validation_file", job.validation_file, names,
-                            std::vector<int64_t>(train_ids.begin(), train_ids.end())));
+    out.eval = std::make_shared<data::InMemoryDataset>(classification_rows(
+        tok, job, eval_src, names, std::vector<int64_t>(train_ids.begin(), train_ids.end())));
     if (names.empty()) names = out.eval->label_names();
   }
   if (names.empty()) {
@@ -401,24 +455,24 @@ void load_classification_data(ClassificationData& out, const JobArgs& job, const
     std::fprintf(stderr,
                  "loom: warning: [data] --train_file '%s' has a single class in column '%s': "
                  "a 1-output classifier learns nothing (its loss is 0 from the start)\n",
-                 job.train_file.c_str(), job.label_column.c_str());
-  check_label_range(out.train.get(), out.num_labels, "--train_file '" + job.train_file + "'");
-  const std::string& eval_file = job.validation_file.empty() ? job.train_file : job.validation_file;
-  check_label_range(out.eval.get(), out.num_labels,
-                    std::string(job.validation_file.empty() ? "the validation split of '"
-                                                            : "--validation_file '") +
-                        eval_file + "'");
+                 train_src.name().c_str(), job.label_column.c_str());
+  check_label_range(out.train.get(), out.num_labels, train_src.what());
+  check_label_range(
+      out.eval.get(), out.num_labels,
+      eval_src.empty() ? "the validation split of '" + train_src.name() + "'" : eval_src.what());
 }
 
 }  // namespace
 
-JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer& tokenizer,
+JobData load_job_data(const JobArguments& job, const ModelPlan& plan, const Tokenizer& tokenizer,
                       bool want_train, bool want_eval) {
-  const bool split = want_eval && job.validation_file.empty();
+  const Source train_src("train_file", job.train_file, job.train_rows);
+  const Source eval_src("validation_file", job.validation_file, job.validation_rows);
+  const bool split = want_eval && eval_src.empty();
   if (want_train || split) {
-    LOOM_CHECK(!job.train_file.empty(), "[data] --train_file is required",
+    LOOM_CHECK(!train_src.empty(), "[data] --train_file is required",
                want_train ? "" : " (or give --validation_file)");
-    check_file("train_file", job.train_file);
+    if (!train_src.rows) check_file("train_file", job.train_file);
   }
   if (!job.validation_file.empty()) check_file("validation_file", job.validation_file);
   LOOM_CHECK(!split || job.validation_split_percentage > 0,
@@ -435,19 +489,19 @@ JobData load_job_data(const JobArgs& job, const ModelPlan& plan, const Tokenizer
   JobData out;
   if (plan.task == "text-classification") {
     ClassificationData c;
-    load_classification_data(c, job, plan, tokenizer, want_train, want_eval);
+    load_classification_data(c, job, plan, tokenizer, train_src, eval_src, want_train, want_eval);
     truncate(c.train, job.max_train_samples);
     truncate(c.eval, job.max_eval_samples);
     out = {c.train, c.eval, c.label_names, c.num_labels};
   } else {
-    load_lm_data(out, job, plan, tokenizer, want_train, want_eval);
+    load_lm_data(out, job, plan, tokenizer, train_src, eval_src, want_train, want_eval);
   }
-  LOOM_CHECK(!want_train || out.train->size() > 0, "[data] --train_file '", job.train_file,
-             "' has no training example left after the validation split");
+  LOOM_CHECK(!want_train || out.train->size() > 0, "[data] ", train_src.what(),
+             " has no training example left after the validation split");
   LOOM_CHECK(!want_eval || (out.eval && out.eval->size() > 0),
              "[data] no evaluation example (the validation split of ",
-             job.validation_split_percentage, "% of '", job.train_file, "' is empty)");
+             job.validation_split_percentage, "% of '", train_src.name(), "' is empty)");
   return out;
 }
 
-}  // namespace loom::cli
+}  // namespace loom

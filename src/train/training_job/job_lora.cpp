@@ -1,22 +1,23 @@
-// LoRA in `loom train` (--use_lora, --lora_r, --lora_alpha, --lora_dropout,
-// --lora_target_modules, --merge_lora; PEFT's LoraConfig names, loom/lora.h):
-// wrapping the pretrained model in a PeftModelForCausalLM before the Trainer
-// sees it, and --merge_lora's final save. Assumes the Trainer saves the
-// adapter itself (PeftModelForCausalLM::save_pretrained) in checkpoints.
+// LoRA in a job (loom/job.h; `loom train --use_lora`, --lora_r, --lora_alpha,
+// --lora_dropout, --lora_target_modules, --merge_lora; PEFT's LoraConfig
+// names, loom/lora.h): wrapping the pretrained model in a
+// PeftModelForCausalLM before the Trainer sees it, and merge_lora's final
+// save. Assumes the Trainer saves the adapter itself
+// (PeftModelForCausalLM::save_pretrained) in checkpoints.
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <map>
+#include <set>
 #include <sstream>
 
-#include "job.h"
 #include "loom/error.h"
-#include "loom/model_registry.h"
+#include "loom/job.h"
 #include "loom/lora.h"
+#include "loom/model_registry.h"
 #include "train/checkpoint_files.h"
 
-namespace loom::cli {
+namespace loom {
 namespace fs = std::filesystem;
 
 namespace {
@@ -42,8 +43,7 @@ std::string lora_number_text(double v) {
 // An adapter directory given as --model_name_or_path keeps its own
 // adapter_config.json (PEFT's PeftModel.from_pretrained): a LoRA flag given
 // with another value would be silently ignored, so it is an error.
-void check_adapter_matches_flags(const JobArgs& job,
-                                 const std::map<std::string, std::string>& given,
+void check_adapter_matches_flags(const JobArguments& job, const std::set<std::string>& given,
                                  const LoraConfig& saved) {
   auto differs = [&](const char* flag, const std::string& value, const std::string& saved_value) {
     LOOM_CHECK(
@@ -53,10 +53,9 @@ void check_adapter_matches_flags(const JobArgs& job,
   };
   if (job.lora_r != saved.r) differs("lora_r", std::to_string(job.lora_r), std::to_string(saved.r));
   if (job.lora_alpha != saved.lora_alpha)
-    differs("lora_alpha", given.count("lora_alpha") ? given.at("lora_alpha") : "",
-            lora_number_text(saved.lora_alpha));
+    differs("lora_alpha", lora_number_text(job.lora_alpha), lora_number_text(saved.lora_alpha));
   if (job.lora_dropout != saved.lora_dropout)
-    differs("lora_dropout", given.count("lora_dropout") ? given.at("lora_dropout") : "",
+    differs("lora_dropout", lora_number_text(job.lora_dropout),
             lora_number_text(saved.lora_dropout));
   std::vector<std::string> want = split_target_modules(job.lora_target_modules),
                            have = saved.target_modules;
@@ -71,7 +70,7 @@ void check_adapter_matches_flags(const JobArgs& job,
 
 }  // namespace
 
-void check_lora_flags(const JobArgs& job) {
+void check_lora_arguments(const JobArguments& job) {
   if (job.use_lora) {
     LOOM_CHECK(!job.model_name_or_path.empty(),
                "[loom train] --use_lora fine-tunes a pretrained model: give --model_name_or_path");
@@ -80,8 +79,8 @@ void check_lora_flags(const JobArgs& job) {
   LOOM_CHECK(!job.merge_lora, "[loom train] --merge_lora needs --use_lora");
 }
 
-std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job,
-                                            const std::map<std::string, std::string>& given,
+std::shared_ptr<PretrainedModel> apply_lora(const JobArguments& job,
+                                            const std::set<std::string>& given,
                                             const ModelPlan& plan,
                                             std::shared_ptr<PretrainedModel> model) {
   if (!job.use_lora) return model;
@@ -91,7 +90,8 @@ std::shared_ptr<PretrainedModel> apply_lora(const JobArgs& job,
   }
   auto lm = std::dynamic_pointer_cast<CausalLM>(model);
   LOOM_CHECK(lm != nullptr && plan.task == "causal-lm", "[loom train] --use_lora supports task ",
-             "causal-lm (", model_types_for_task(kTaskCausalLM), "), got ", plan.task, " (", model->architecture(), ")");
+             "causal-lm (", model_types_for_task(kTaskCausalLM), "), got ", plan.task, " (",
+             model->architecture(), ")");
   LoraConfig config;
   config.r = job.lora_r;
   config.lora_alpha = job.lora_alpha;
@@ -134,4 +134,4 @@ void save_merged_lora(PretrainedModel& model, const std::string& output_dir,
   if (!tokenizer_dir.empty()) train::copy_tokenizer_files(tokenizer_dir, output_dir);
 }
 
-}  // namespace loom::cli
+}  // namespace loom

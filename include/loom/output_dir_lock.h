@@ -1,6 +1,7 @@
 // OutputDirLock: one training run per output_dir at a time. Two runs writing
 // checkpoint-N and rotating each other's checkpoints would damage both, so
-// `loom train` takes this lock before loading anything.
+// `loom train` takes this lock before loading anything. Also the check that
+// an output_dir is writable, run before a job starts.
 //
 // The lock is the file <output_dir>/.loom.lock holding the owner's pid,
 // locked with flock(2) for as long as the owner lives: the kernel drops a
@@ -48,5 +49,12 @@ class OutputDirLock {
   int fd_ = -1;
   std::vector<std::string> created_dirs_;  ///< deepest first
 };
+
+/// Creates `output_dir` if missing, then writes and removes a probe file in
+/// it, so that an unusable output_dir fails before training rather than at
+/// the first save. Throws loom::Error
+/// "[TrainingArguments] output_dir '<dir>': <reason>". (Implemented in
+/// src/train/checkpoint_files.cpp.)
+void check_output_dir_writable(const std::string& output_dir);
 
 }  // namespace loom::train
