@@ -14,7 +14,8 @@
 #include <random>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_backend.h"
 #include "loom/parallel.h"
 #include "ops/infer.h"
 

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/xla/xla_runtime.h"
 #include "core/buffer.h"
 #include "core/settings.h"
 #include "loom/autocast.h"

@@ -140,11 +140,11 @@ MUTANTS = [
            "if (batch_overlap(m.writes, o.writes) ||",
            "*FusedBatch*:*AdamWBatch*",
            "a fused group writing storage another group reads is batched with it"),
-    Mutant("collective_wait_after_first_reader", "src/backends/executable.cpp",
+    Mutant("collective_wait_after_first_reader", "src/backends/kernel_executable.cpp",
            "        at = t;\n        break;", "        at = std::min(t + 1, n);\n        break;",
            "*ExecutableCollective*:*AllReduce*:*SimDevice*",
            "a collective is waited for after its first reader launched, not before"),
-    Mutant("collective_wait_lost_in_batch", "src/backends/executable.cpp",
+    Mutant("collective_wait_lost_in_batch", "src/backends/kernel_executable.cpp",
            "      wait_before_[s].insert(wait_before_[s].end(), wait_before_[t].begin(), "
            "wait_before_[t].end());\n", "",
            "*ExecutableCollective*:*AllReduce*:*SimDevice*",

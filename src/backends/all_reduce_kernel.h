@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "backends/backend.h"
+#include "backends/kernel_backend.h"
 #include "loom/dist.h"
 
 namespace loom::backends {

@@ -1,30 +1,15 @@
-// Backend's defaults: run through the kernel table, capabilities from it,
-// host memory through a caching allocator, copies as memcpy on the stream,
-// compile into the generic Executable.
+// Backend's defaults: host memory through a caching allocator, uploads and
+// copies as memcpy on the stream.
 #include "backends/backend.h"
 
 #include <cstdlib>
 #include <cstring>
 
-#include "backends/executable.h"
 #include "core/settings.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
 
 namespace loom::backends {
-
-void Backend::run(const OpCall& call) const {
-  Kernel k = kernel(call.op);
-  LOOM_CHECK(k != nullptr, "[", ops::op_name(call.op), "] not supported by backend ", name());
-  k(call);
-}
-
-Capabilities Backend::capabilities() const {
-  Capabilities c;
-  for (int i = 0; i < ops::kNumOps; ++i)
-    if (kernel(static_cast<ops::OpKind>(i))) c.ops.set(static_cast<size_t>(i));
-  return c;
-}
 
 // Host memory. With LOOM_HOST_CACHE_MB=n (default 0: off) freed blocks are
 // kept by size for reuse, up to n MiB: for workloads whose steps allocate
@@ -66,44 +51,6 @@ void Backend::copy_to_host(const Buffer& src, void* host, size_t nbytes) const {
   if (nbytes) stream().enqueue([=] { std::memcpy(host, s, nbytes); });
   stream().synchronize();
   metrics::add_counter("TransferFromDeviceBytes", static_cast<int64_t>(nbytes));
-}
-
-std::shared_ptr<Executable> Backend::compile(std::shared_ptr<const compiler::Program> p) const {
-  return std::make_shared<Executable>(*this, std::move(p));
-}
-
-}  // namespace loom::backends
-
-namespace loom::backends {
-
-void Backend::run_fused(const FusedCall& call) const {
-  const compiler::FusedGroup& g = *call.group;
-  std::vector<std::vector<std::byte>> temps(g.body.size());
-  std::vector<ConstView> values(call.inputs);
-  for (size_t k = 0; k < g.body.size(); ++k) {
-    const compiler::FusedOp& op = g.body[k];
-    temps[k].resize(op.type.nbytes());
-    OpCall c{op.op, &op.attrs, {}, {temps[k].data(), op.type}};
-    for (int a : op.args) c.inputs.push_back(values[a]);
-    run(c);
-    values.push_back({temps[k].data(), op.type});
-  }
-  if (g.has_reduce) {  // reads the temporaries only, so it may run first
-    const compiler::FusedReduce& r = g.reduce;
-    run(OpCall{r.op, &r.attrs, {values[g.num_inputs() + r.arg]}, call.outputs.back()});
-  }
-  for (size_t o = 0; o < g.outputs.size(); ++o) {
-    const auto& t = temps[g.outputs[o]];
-    std::copy(t.begin(), t.end(), static_cast<std::byte*>(call.outputs[o].data));
-  }
-}
-
-}  // namespace loom::backends
-
-namespace loom::backends {
-
-void Backend::run_fused_batch(const std::vector<FusedCall>& calls) const {
-  for (const FusedCall& call : calls) run_fused(call);
 }
 
 }  // namespace loom::backends

@@ -1,48 +1,24 @@
-// Executable: one Program compiled for one backend — the schedule, the
-// backend's kernels for it and its memory plan (compiler/memory/plan.h),
-// with runs of independent fused groups launched together
-// (compiler/memory/batch.h; off with LOOM_FUSED_BATCH=0).
-// The compile cache keeps executables; the planned intermediates live in one
-// arena per backend, shared by its executables (grown to the largest plan,
-// held under a lock for a run), so a steady-state run allocates only the
-// graph outputs that no input was donated to, and memory does not grow with
-// the number of cached graphs. Runs are serialized per executable (the lazy
-// executor thread runs them) and per backend while they use the arena.
+// Executable: one Program compiled for one backend (Backend::compile), the
+// thing the compile cache keeps. An interface: how it runs is the
+// backend's. KernelExecutable (kernel_executable.h) runs a schedule of
+// kernel calls over loom's memory plan (cpu, sim, reference); XlaExecutable
+// (backends/xla/xla_executable.h) runs what XLA compiled.
 //
-// Collectives (ops.def's kCollective: all_reduce) are started at their step
-// and waited for right before the first step that reads their output (or at
-// the end of the run when only the caller reads it), so a bucket's
-// all-reduce overlaps the steps in between (compiler/passes/
-// collective_schedule.cpp puts those in between). Until its wait a started
-// collective's output stays live in the memory plan (the wait comes before
-// its last reader, the end of its live range). LOOM_DDP_OVERLAP=0, or a
-// backend whose memory the host cannot touch while its stream is idle (sim),
-// starts and waits in one stream item instead (the blocking kernel): the
-// stream may go idle between two items, and the collective must not be in
-// flight then (MPI's progress thread writes its output).
-//
-//   auto exe = backend.compile(program);       // plans memory once
+//   auto exe = backend.compile(program);       // once
 //   auto outs = exe->run(inputs, donatable);   // every step
 //
-// A backend whose own compiler fuses and assigns buffers (Capabilities::
-// plans_itself: xla) subclasses Executable with the SelfPlanned constructor:
-// no memory plan is made, and the subclass's run() executes the program its
-// way (backends/xla/xla_executable.h); memory_report() then says what that
-// compiler planned.
+// Assumes runs of one executable are serialized by its caller (the lazy
+// executor thread runs them) or by the executable itself.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.h"
-#include "compiler/memory/batch.h"
-#include "compiler/memory/plan.h"
-
-namespace loom::dist {
-class Work;  // loom/dist.h
-}
+#include "compiler/program.h"
+#include "core/buffer.h"
 
 namespace loom::backends {
 
@@ -55,94 +31,40 @@ struct MemoryReport {
 
 class Executable {
  public:
-  Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program);
-  virtual ~Executable();
+  Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program)
+      : program_(std::move(program)), backend_(backend) {}
+  virtual ~Executable() = default;
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
+  /// The program as the backend got it (after loom's passes and lowering).
   const compiler::Program& program() const { return *program_; }
-  const compiler::memory::MemoryPlan& plan() const { return plan_; }
   const Backend& backend() const { return backend_; }
 
-  /// Runs the program on `inputs` (one buffer per graph input, in this
+  /// Runs the program on `inputs` (one buffer per graph input, in the
   /// backend's memory) and returns one buffer per graph output. An output
-  /// takes its planned donor's buffer only when donatable[i] and nothing
-  /// but `inputs` holds that buffer (the run-time veto); else it gets a
-  /// fresh buffer. Launches go to the backend's stream and are waited for
-  /// before returning. Throws what the kernels throw (loom::Error for bad
-  /// index values, unsupported ops or dtypes) and what a collective's wait
-  /// throws (loom::Error: "[dist] ... timed out"). A failed run of a program
-  /// with collectives keeps its arena block and its bound buffers alive for
-  /// good (counter RetiredAfterFailedCollectiveBytes): a started MPI
-  /// collective cannot be cancelled and may still write them.
+  /// may take the buffer of the input the program donates to it only when
+  /// donatable[i] and nothing but `inputs` holds that buffer (the run-time
+  /// veto); else it gets a fresh buffer. Waits for the results. Throws
+  /// loom::Error for bad index values, unsupported dtypes and failed
+  /// collectives ("[dist] ... timed out").
   virtual std::vector<BufferPtr> run(std::vector<BufferPtr> inputs,
-                                     const std::vector<bool>& donatable);
+                                     const std::vector<bool>& donatable) = 0;
 
-  /// The memory plan's numbers (planned_peak_bytes, arena_bytes, ...), or
-  /// what a self-planning backend's compiler reports.
-  virtual MemoryReport memory_report() const;
-
-  /// Bytes of arena this executable's plan needs (the backend's shared
-  /// arena is grown to it on its first run).
-  size_t arena_bytes() const { return plan_.arena_bytes; }
-
-  /// Per step (and one past the last): the collective steps whose wait comes
-  /// right before it, as planned at construction. Empty on the blocking
-  /// path (LOOM_DDP_OVERLAP=0 or a backend that is not host-visible), where
-  /// a collective's step starts and waits for it in one stream item.
-  const std::vector<std::vector<int>>& collective_waits() const { return wait_before_; }
+  /// Named byte counts (planned_peak_bytes first) and a summary line: the
+  /// memory plan's, or what the backend's own compiler planned.
+  virtual MemoryReport memory_report() const = 0;
 
  protected:
-  /// For a backend that plans for itself (Capabilities::plans_itself): no
-  /// memory plan (plan() is empty), no collective schedule; the subclass
-  /// overrides run() and memory_report().
-  struct SelfPlanned {};
-  Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program, SelfPlanned);
-
-  /// Runs step `s` on the stream with the resolved buffer addresses
-  /// (`ptr[v]` for every value the step touches). The default enqueues
-  /// one launch per step.
-  virtual void launch(const compiler::Step& step, const std::vector<void*>& ptr);
-  /// Starts collective step `step` (runs on the stream, in order); the
-  /// default is the host kernel body (all_reduce_kernel.h). A device backend
-  /// (NCCL on CUDA's stream) overrides it.
-  virtual std::unique_ptr<dist::Work> start_collective(const compiler::Step& step,
-                                                       const std::vector<void*>& ptr);
-  /// Runs steps [first, first + count) — a batch of independent fused
-  /// groups (compiler/memory/batch.h) — as one Backend::run_fused_batch.
-  void launch_batch(size_t first, int count, const std::vector<void*>& ptr);
+  const std::shared_ptr<const compiler::Program> program_;
 
  private:
-  void bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable);
-  void plan_collective_waits();
-  void launch_steps();
-
   const Backend& backend_;
-  std::shared_ptr<const compiler::Program> program_;
-  compiler::memory::MemoryPlan plan_;
-  std::mutex mu_;
-  bool needs_arena_ = false;              // some value lives in the arena (maybe 0 bytes)
-  std::vector<bool> skip_;                // per step: an alias of the memory plan, not launched
-  std::vector<void*> ptr_;                // per value, rebuilt each run
-  std::vector<bool> collective_;          // per step: a collective's start
-  bool blocking_collectives_ = false;     // each waited inside its own step's stream item
-  bool kernel_times_ = false;             // times each kernel (LOOM_KERNEL_TIMES=1 or 2 when built)
-  std::vector<std::string> step_labels_;  // per step, LOOM_KERNEL_TIMES=2 only: its detail timer
-  // The detail timer name of `step` (one of program_->steps), or null.
-  const std::string* step_label_of(const compiler::Step& step) const;
-  std::map<size_t, std::string> batch_labels_;  // per batch head, made at its first launch
-  // The detail timer name of the batch of steps [first, first + count), or null.
-  const std::string* batch_label_of(size_t first, int count);
-  std::vector<std::vector<int>> wait_before_;      // per step + 1: collectives to wait for
-  std::vector<std::unique_ptr<dist::Work>> work_;  // per step: the started collective
-  std::vector<int> in_flight_;                     // started, not waited (stream side)
-  std::vector<int> batch_;  // per step: plan_fused_batches (1 = runs alone, 0 = in a batch)
-  std::vector<std::vector<FusedCall>> batch_calls_;  // per batch head, reused each run
 };
 
-/// Frees every backend's shared arena (the next run allocates it anew, and
-/// counts ArenaAllocatedBytes again). For clear_compile_cache(): call only
-/// when no executable is running.
+/// Frees every kernel backend's shared arena (kernel_executable.h; the next
+/// run allocates it anew, and counts ArenaAllocatedBytes again). For
+/// clear_compile_cache(): call only when no executable is running.
 void release_shared_arenas();
 
 }  // namespace loom::backends

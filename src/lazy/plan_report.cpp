@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/kernel_executable.h"
 #include "core/settings.h"
 #include "lazy/graph_executor.h"
 #include "loom/metrics.h"
@@ -19,7 +20,7 @@ namespace {
 
 // LOOM_DEBUG=2: the step where the arena values live together are largest,
 // and the largest of them (op, type, live steps): where a step's memory goes.
-void print_peak_live(const backends::Executable& exe) {
+void print_peak_live(const backends::KernelExecutable& exe) {
   const compiler::memory::MemoryPlan& m = exe.plan();
   const ir::Graph& g = exe.program().graph;
   const int steps = static_cast<int>(exe.program().steps.size());
@@ -60,14 +61,16 @@ void report_plan(const backends::Executable& exe, const Hash128& key) {
   if (debug >= 1)
     std::cerr << "[loom] executable " << key.hex().substr(0, 12) << " on " << exe.backend().name()
               << ": " << exe.program().steps.size() << " steps, " << report.summary << "\n";
-  const compiler::memory::MemoryPlan& m = exe.plan();
-  if (debug == 2 && !m.placement.empty()) {  // every output without a donor
+  // A KernelExecutable's memory plan: every output without a donor.
+  const auto* planned = dynamic_cast<const backends::KernelExecutable*>(&exe);
+  if (debug == 2 && planned != nullptr) {
+    const compiler::memory::MemoryPlan& m = planned->plan();
     const ir::Graph& g = exe.program().graph;
     for (int v = 0; v < g.num_values(); ++v)
       if (m.placement[v] == compiler::memory::Placement::output && m.donor[v] < 0)
         std::cerr << "[loom]   undonated output %" << v << " " << ops::op_name(g.instr_of(v).op)
                   << " " << ops::to_string(g.type_of(v)) << "\n";
-    print_peak_live(exe);
+    print_peak_live(*planned);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemv.h"
 #include "backends/cpu_test_util.h"
+#include "backends/reference/reference.h"
 #include "loom/parallel.h"
 
 namespace loom::cpu_test {
@@ -242,7 +243,7 @@ TEST(CpuAttention, ReferenceGroupedHeadsEqualRepeatedHeads) {
   };
   ops::Attrs a;
   a.causal = true;
-  const backends::Backend& ref = backends::reference_backend();
+  const backends::KernelBackend& ref = backends::reference_backend();
   std::vector<double> grouped = run_on(ref, OpKind::k_attention, a, {q, k, v});
   std::vector<double> repeated = run_on(ref, OpKind::k_attention, a, {q, repeat(k), repeat(v)});
   ASSERT_EQ(grouped.size(), repeated.size());

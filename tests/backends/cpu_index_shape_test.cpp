@@ -12,8 +12,10 @@
 #include <cstdlib>
 #include <numeric>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu_test_util.h"
-#include "backends/executable.h"
+#include "backends/kernel_backend.h"
+#include "backends/kernel_executable.h"
 #include "compiler/program.h"
 #include "core/allocator.h"
 #include "ir/graph.h"
@@ -217,7 +219,7 @@ TEST(CpuIndex, ADonatedCacheIsWrittenInPlaceByTheExecutable) {
                        "]) {\n  %3 = index_copy(%0, %1, %2) axis=2 : " + t + "\n  return (%3)\n}\n";
     auto program =
         std::make_shared<const compiler::Program>(compiler::lower(ir::parse(text), true));
-    auto exe = backends::cpu_backend().compile(program);
+    auto exe = backends::cpu_backend().compile_kernels(program);
     Operand idx = operand_of({5}, {1}, DType::i64);
     void* before = cache.data();
     std::vector<BufferPtr> inputs;  // not an initializer_list: it would hold a second reference

@@ -4,7 +4,9 @@
 // (ignore_index, label smoothing, all ignored -> NaN, bad target -> Error).
 #include <cmath>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu_test_util.h"
+#include "backends/kernel_backend.h"
 #include "loom/error.h"
 
 namespace loom::cpu_test {

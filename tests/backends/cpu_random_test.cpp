@@ -3,6 +3,7 @@
 // every thread count and odd lengths/offsets (Philox values depend on the
 // element index only). Also loom::set_num_threads validation, and that
 // kernels give the same result whatever the thread count.
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu_test_util.h"
 #include "loom/error.h"
 #include "loom/parallel.h"

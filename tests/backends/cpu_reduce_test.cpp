@@ -8,6 +8,7 @@
 // cannot hide behind the machine's OMP_NUM_THREADS.
 #include <cmath>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu_test_util.h"
 #include "loom/parallel.h"
 

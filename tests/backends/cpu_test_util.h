@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_backend.h"
+#include "backends/reference/reference.h"
 #include "core/buffer.h"
 #include "ops/infer.h"
 
@@ -51,7 +53,7 @@ inline Operand operand_of(const std::vector<double>& values, const Shape& shape,
 }
 
 /// Runs `op` on `backend`; the output type comes from shape inference.
-inline std::vector<double> run_on(const backends::Backend& backend, ops::OpKind op,
+inline std::vector<double> run_on(const backends::KernelBackend& backend, ops::OpKind op,
                                   const ops::Attrs& attrs, const std::vector<Operand>& inputs) {
   std::vector<ops::TensorType> types;
   for (const Operand& in : inputs) types.push_back(in.type);

@@ -15,8 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
-#include "backends/executable.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_backend.h"
+#include "backends/kernel_executable.h"
 #include "common/scoped_env.h"
 #include "compiler/memory/batch.h"
 #include "compiler/program.h"
@@ -85,7 +86,7 @@ class OverlapFakeGroup final : public FakeGroupBase {
 };
 
 // The cpu backend's kernels, each logged by op name as it runs.
-class RecordingBackend final : public backends::Backend {
+class RecordingBackend final : public backends::KernelBackend {
  public:
   std::string_view name() const override { return "recording"; }
   backends::Stream& stream() const override { return stream_; }
@@ -112,13 +113,13 @@ const char* const kOverlapGraph =
     "  %6 = add(%3, %5) : f32[4,4]\n"
     "  return (%6)\n}\n";
 
-const backends::Backend& recording_backend() {
+const backends::KernelBackend& recording_backend() {
   static RecordingBackend backend;
   return backend;
 }
 
 // kOverlapGraph's two inputs on `backend`.
-std::vector<BufferPtr> overlap_inputs(const backends::Backend& backend) {
+std::vector<BufferPtr> overlap_inputs(const backends::KernelBackend& backend) {
   std::vector<float> a(16), b(16);
   for (int i = 0; i < 16; ++i) a[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
   for (int i = 0; i < 16; ++i) b[i] = 0.125f * static_cast<float>(i % 7);
@@ -130,13 +131,13 @@ std::vector<BufferPtr> overlap_inputs(const backends::Backend& backend) {
 
 // Runs kOverlapGraph on `backend` with the fake group; returns the output,
 // fills the log.
-std::vector<float> run_overlap_graph(const backends::Backend& backend) {
+std::vector<float> run_overlap_graph(const backends::KernelBackend& backend) {
   overlap_log().clear();
   auto previous =
       dist::replace_graph_process_group_for_testing(std::make_unique<OverlapFakeGroup>());
   auto program =
       std::make_shared<compiler::Program>(compiler::lower(ir::parse(kOverlapGraph), false));
-  auto exe = backend.compile(program);
+  auto exe = backend.compile_kernels(program);
   const std::vector<BufferPtr> in = overlap_inputs(backend);
   std::vector<BufferPtr> out = exe->run(in, {false, false});
   dist::replace_graph_process_group_for_testing(std::move(previous));
@@ -196,7 +197,7 @@ class IdleBetweenItemsStream final : public backends::Stream {
 };
 
 // Like sim: memory the host cannot touch while the stream is idle.
-class NotHostVisibleBackend final : public backends::Backend {
+class NotHostVisibleBackend final : public backends::KernelBackend {
  public:
   std::string_view name() const override { return "not_host_visible"; }
   bool host_visible() const override { return false; }
@@ -244,7 +245,7 @@ TEST(ExecutableCollective, AnOutputOnlyTheCallerReadsIsWaitedAtTheEnd) {
                                 "  %2 = neg(%0) : f32[4]\n"
                                 "  return (%1, %2)\n}\n"),
                       false));
-  auto exe = backend.compile(program);
+  auto exe = backend.compile_kernels(program);
   ASSERT_EQ(exe->collective_waits().back(), std::vector<int>{0});
   std::vector<float> a = {1, -2, 3, 0.5f};
   BufferPtr x = backend.allocate(16);
@@ -276,7 +277,7 @@ TEST(ExecutableCollective, AWaitBeforeABatchMemberMovesToTheBatchHead) {
                                 "  return (%4, %6)\n}\n"),
                       true));
   ASSERT_EQ(program->steps.size(), 3u) << ir::to_text(program->graph);
-  auto exe = backend.compile(program);
+  auto exe = backend.compile_kernels(program);
   ASSERT_EQ(compiler::memory::plan_fused_batches(*program, exe->plan()),
             (std::vector<int>{1, 2, 0}))
       << "the two fused groups no longer form one batch";
@@ -329,13 +330,13 @@ class TimeOutOnceGroup final : public FakeGroupBase {
 };
 
 TEST(ExecutableCollective, AFailedWaitRetiresTheRunsBuffers) {
-  const backends::Backend& backend = recording_backend();
+  const backends::KernelBackend& backend = recording_backend();
   g_stale = nullptr;
   auto previous =
       dist::replace_graph_process_group_for_testing(std::make_unique<TimeOutOnceGroup>());
   auto program =
       std::make_shared<compiler::Program>(compiler::lower(ir::parse(kOverlapGraph), false));
-  auto exe = backend.compile(program);
+  auto exe = backend.compile_kernels(program);
   ASSERT_EQ(exe->plan().placement[3], compiler::memory::Placement::arena)
       << "the scenario needs the reduction in the shared arena";
   const std::vector<BufferPtr> in = overlap_inputs(backend);

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/backend.h"
 #include "backends/executable.h"
+#include "backends/sim/sim_backend.h"
 #include "common/error_of.h"
 #include "common/host_fault.h"
 #include "lazy/dispatch.h"
@@ -28,7 +28,7 @@ using testing::TinyMlp;
 
 TEST(SimDevice, HostAccessToDeviceMemoryFaults) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const backends::Backend& sim = backends::sim_backend();
+  const backends::KernelBackend& sim = backends::sim_backend();
   BufferPtr b = sim.allocate(256);
   EXPECT_FALSE(b->host_visible());
   float host[4] = {1, 2, 3, 4};
@@ -37,7 +37,7 @@ TEST(SimDevice, HostAccessToDeviceMemoryFaults) {
       {
         // A buffer the stream has written: its pages were opened for that
         // work and must be closed again once the stream is idle.
-        const backends::Backend& s = backends::sim_backend();
+        const backends::KernelBackend& s = backends::sim_backend();
         BufferPtr d = s.allocate(256);
         std::vector<float> values(4, 5.0f);
         s.copy_to_device(values.data(), *d, values.size() * sizeof(float));
@@ -49,7 +49,7 @@ TEST(SimDevice, HostAccessToDeviceMemoryFaults) {
 }
 
 TEST(SimDevice, CopiesRoundTripThroughTheStream) {
-  const backends::Backend& sim = backends::sim_backend();
+  const backends::KernelBackend& sim = backends::sim_backend();
   std::vector<float> in(1000), out(1000, -1);
   for (size_t i = 0; i < in.size(); ++i) in[i] = 0.5f * static_cast<float>(i);
   BufferPtr b = sim.allocate(in.size() * sizeof(float));
@@ -126,7 +126,7 @@ TEST(DeviceNames, IndexParsedPrintedAndChecked) {
             std::string::npos);
   EXPECT_NE(std::string(testing::error_of([] {
               lazy::check_device(Device("lazy:tpu"));
-            })).find("[backend] unknown backend 'tpu' (expected cpu, reference, sim, xla)"),
+            })).find("[backend] unknown backend 'tpu' (expected cpu, reference, sim, xla"),
             std::string::npos);
   EXPECT_NE(std::string(testing::error_of([] {
               zeros({2}).to(Device("lazy:tpu"));

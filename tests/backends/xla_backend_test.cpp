@@ -22,6 +22,7 @@
 #include "backends/backend.h"
 #include "backends/executable.h"
 #include "backends/xla/collective_split.h"
+#include "backends/xla/xla_runtime.h"
 #include "backends/xla_test_util.h"
 #include "common/error_of.h"
 #include "common/host_fault.h"

@@ -1,8 +1,9 @@
 // The backends the cross-device test suites run on: every registered backend
 // (backends::backend_names()), so a backend added to the registry joins them
 // without a test edit. What differs per backend (tolerances, whether a suite
-// runs it) lives in one table, kBackendTraits; a backend the table does not
-// name gets the defaults. A suite skips a backend whose unavailable_reason()
+// runs it) lives in one table, kBackendTraits, or, for a backend of tests/,
+// next to its registration (RegisterBackendTraits); a backend named in
+// neither gets the defaults. A suite skips a backend whose unavailable_reason()
 // is not empty (its plugin is not installed, ...) with that message:
 //
 //   INSTANTIATE_TEST_SUITE_P(Devices, Suite, ::testing::ValuesIn(testing::lazy_devices()));
@@ -52,8 +53,21 @@ inline constexpr BackendTraits kBackendTraits[] = {
     {.name = "xla", .f32_tol = 2e-5},
 };
 
+/// The traits of backends that register themselves (BackendRegistrar) from
+/// tests/ (tests/backends/null/), added by RegisterBackendTraits.
+inline std::vector<BackendTraits>& registered_backend_traits() {
+  static std::vector<BackendTraits> traits;
+  return traits;
+}
+/// From a static object next to the backend's BackendRegistrar.
+struct RegisterBackendTraits {
+  explicit RegisterBackendTraits(BackendTraits t) { registered_backend_traits().push_back(t); }
+};
+
 inline BackendTraits backend_traits(std::string_view name) {
   for (const BackendTraits& t : kBackendTraits)
+    if (t.name == name) return t;
+  for (const BackendTraits& t : registered_backend_traits())
     if (t.name == name) return t;
   BackendTraits defaults;
   defaults.name = name;

@@ -5,6 +5,7 @@
 // backend: the values must be bit-identical.
 #include <gtest/gtest.h>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu_test_util.h"
 #include "compiler/pass.h"
 #include "compiler/run_graph.h"

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "backends/cpu_test_util.h"
+#include "backends/reference/reference.h"
 #include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "compiler/pass.h"
@@ -34,7 +35,7 @@ auto all_but(OpKind missing) {
 }
 
 // Runs `g` op by op on `backend`; returns output 0 as doubles.
-std::vector<double> run_graph(const backends::Backend& backend, const ir::Graph& g,
+std::vector<double> run_graph(const backends::KernelBackend& backend, const ir::Graph& g,
                               const std::vector<Operand>& inputs) {
   return testing::run_graph(backend, g, inputs)[0];
 }
@@ -63,7 +64,7 @@ void expect_decomposition_matches(OpKind op, const ops::Attrs& attrs,
   ASSERT_TRUE(make_decompose(all_but(op))->run(d));
   ir::verify(d);
   for (const ir::Instr& in : d.instrs) ASSERT_NE(in.op, op) << ir::to_text(d);
-  const backends::Backend& ref = backends::reference_backend();
+  const backends::KernelBackend& ref = backends::reference_backend();
   bool low = g.instrs[0].type.dtype != DType::f32;
   EXPECT_TRUE(testing::all_close(run_graph(ref, d, inputs), run_graph(ref, g, inputs),
                                  low ? 1e-2 : 2e-5, low ? 1e-2 : f32_atol, what, nan));

@@ -15,9 +15,10 @@
 #include <optional>
 #include <sstream>
 
-#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu_test_util.h"
+#include "backends/reference/reference.h"
 #include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "compiler/pass.h"

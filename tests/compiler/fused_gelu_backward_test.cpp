@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_backend.h"
+#include "backends/reference/reference.h"
 #include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "compiler/program.h"

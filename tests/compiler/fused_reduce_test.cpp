@@ -10,7 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_backend.h"
+#include "backends/reference/reference.h"
 #include "compiler/program.h"
 #include "compiler/run_program.h"
 #include "ir/graph.h"

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu_test_util.h"
 #include "compiler/pass.h"
 #include "compiler/run_graph.h"

@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu_test_util.h"
+#include "backends/reference/reference.h"
 #include "common/scoped_env.h"
 #include "compiler/pass.h"
 #include "compiler/run_graph.h"

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
-#include "backends/backend.h"
-#include "backends/executable.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_executable.h"
 #include "compiler/memory/arena.h"
 #include "compiler/memory/plan.h"
 #include "compiler/program.h"
@@ -243,10 +243,10 @@ TEST(MemoryPlan, AliasedReshapesGiveTheUnplannedResults) {
       "}\n");
   std::vector<cpu_test::Operand> in = {cpu_test::random_operand({8, 16}, DType::f32, 1, -1, 1),
                                        cpu_test::random_operand({16, 16}, DType::f32, 2, -1, 1)};
-  const backends::Backend& cpu = backends::cpu_backend();
+  const backends::KernelBackend& cpu = backends::cpu_backend();
   auto want = testing::run_graph(cpu, g, in);
   auto program = std::make_shared<const Program>(lower(g, true));
-  auto exe = cpu.compile(program);
+  auto exe = cpu.compile_kernels(program);
   EXPECT_EQ(exe->plan().alias_steps.size(), 2u);
   auto outs = exe->run({in[0].buffer, in[1].buffer}, {false, false});
   ASSERT_EQ(outs.size(), want.size());
@@ -312,9 +312,9 @@ TEST(MemoryPlan, AStepReadingTwoViewsOfABufferDoesNotWriteOverEither) {
   ir::Graph g = ir::parse(kOverlappingViews);
   std::vector<cpu_test::Operand> in = {cpu_test::random_operand({24, 16}, DType::f32, 5, -1, 1),
                                        cpu_test::random_operand({16, 8}, DType::f32, 6, -1, 1)};
-  const backends::Backend& cpu = backends::cpu_backend();
+  const backends::KernelBackend& cpu = backends::cpu_backend();
   auto want = testing::run_graph(cpu, g, in);
-  auto exe = cpu.compile(std::make_shared<const Program>(lower(g, true)));
+  auto exe = cpu.compile_kernels(std::make_shared<const Program>(lower(g, true)));
   auto outs = exe->run({in[0].buffer, in[1].buffer}, {false, false});
   ASSERT_EQ(outs.size(), 1u);
   for (int64_t i = 0; i < 16 * 16; ++i)
@@ -325,9 +325,9 @@ TEST(MemoryPlan, SliceViewsGiveTheUnplannedResults) {
   ir::Graph g = ir::parse(kSliceViews);
   std::vector<cpu_test::Operand> in = {cpu_test::random_operand({32, 16}, DType::f32, 3, -1, 1),
                                        cpu_test::random_operand({16, 8}, DType::f32, 4, -1, 1)};
-  const backends::Backend& cpu = backends::cpu_backend();
+  const backends::KernelBackend& cpu = backends::cpu_backend();
   auto want = testing::run_graph(cpu, g, in);
-  auto exe = cpu.compile(std::make_shared<const Program>(lower(g, true)));
+  auto exe = cpu.compile_kernels(std::make_shared<const Program>(lower(g, true)));
   EXPECT_EQ(exe->plan().alias_steps.size(), 2u);
   auto outs = exe->run({in[0].buffer, in[1].buffer}, {false, false});
   ASSERT_EQ(outs.size(), want.size());
@@ -375,9 +375,9 @@ TEST(MemoryPlan, ADyingViewIsWrittenOverWhenNoLaterReadOverlapsIt) {
                                          cpu_test::random_operand({16, 8}, DType::f32, 8, -1, 1),
                                          cpu_test::random_operand({4}, DType::i64, 9, 0, 15),
                                          cpu_test::random_operand({4, 8}, DType::f32, 10, -1, 1)};
-    const backends::Backend& cpu = backends::cpu_backend();
+    const backends::KernelBackend& cpu = backends::cpu_backend();
     auto want = testing::run_graph(cpu, g, in);
-    auto exe = cpu.compile(std::make_shared<const Program>(lower(g, true)));
+    auto exe = cpu.compile_kernels(std::make_shared<const Program>(lower(g, true)));
     auto outs = exe->run({in[0].buffer, in[1].buffer, in[2].buffer, in[3].buffer},
                          {false, false, false, false});
     ASSERT_EQ(outs.size(), 2u);
@@ -529,9 +529,9 @@ TEST(MemoryPlan, AnIndexCopyNeverWritesOverTheSourceItReads) {
   for (const InPlace& ip : m.in_place) EXPECT_NE(ip.output, 4);
   std::vector<cpu_test::Operand> in = {cpu_test::random_operand({4, 3}, DType::f32, 3, -1, 1),
                                        cpu_test::operand_of({2, 0, 3, 1}, {4}, DType::i64)};
-  const backends::Backend& cpu = backends::cpu_backend();
+  const backends::KernelBackend& cpu = backends::cpu_backend();
   auto want = testing::run_graph(cpu, g, in);
-  auto exe = cpu.compile(std::make_shared<const Program>(lower(g, false)));
+  auto exe = cpu.compile_kernels(std::make_shared<const Program>(lower(g, false)));
   auto outs = exe->run({in[0].buffer, in[1].buffer}, {true, false});
   ASSERT_EQ(outs.size(), want.size());
   for (size_t o = 0; o < outs.size(); ++o) {

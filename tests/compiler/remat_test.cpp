@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "backends/cpu/cpu_backend.h"
 #include "compiler/memory/plan.h"
 #include "compiler/pass.h"
 #include "compiler/program.h"

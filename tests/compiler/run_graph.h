@@ -7,14 +7,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/backend.h"
 #include "backends/cpu_test_util.h"
+#include "backends/kernel_backend.h"
 #include "ir/graph.h"
 
 namespace loom::testing {
 
 /// The value of each of g.outputs, in order, as doubles.
-inline std::vector<std::vector<double>> run_graph(const backends::Backend& backend,
+inline std::vector<std::vector<double>> run_graph(const backends::KernelBackend& backend,
                                                   const ir::Graph& g,
                                                   const std::vector<cpu_test::Operand>& inputs) {
   std::vector<BufferPtr> slots(g.num_values());

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/kernel_backend.h"
 #include "compiler/program.h"
 #include "ir/graph.h"
 #include "loom/dtype.h"
@@ -21,7 +21,7 @@ namespace loom::compiler {
 // Runs `p` on `backend` with the given input values (one list per graph
 // input, converted to its dtype); returns every graph output as doubles.
 inline std::vector<std::vector<double>> run_fused_program(
-    const Program& p, const backends::Backend& backend,
+    const Program& p, const backends::KernelBackend& backend,
     const std::vector<std::vector<double>>& in) {
   const ir::Graph& g = p.graph;
   std::vector<std::vector<std::byte>> slots(g.num_values());

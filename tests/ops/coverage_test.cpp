@@ -9,7 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "autograd/engine.h"
-#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/reference/reference.h"
 #include "lazy/tensor_impl.h"
 #include "loom/error.h"
 #include "ops/infer.h"
@@ -78,8 +79,8 @@ std::string check_inference(const OpCase& c) {
 }
 
 TEST(Coverage, EveryOpHasInferenceRuleKernelsAndCases) {
-  const backends::Backend& ref = backends::reference_backend();
-  const backends::Backend& cpu = backends::cpu_backend();
+  const backends::KernelBackend& ref = backends::reference_backend();
+  const backends::KernelBackend& cpu = backends::cpu_backend();
   for (const OpEntry& e : def_entries()) {
     SCOPED_TRACE(e.name);
     bool nondiff = ops::has_trait(e.op, ops::kNondiff);

@@ -14,8 +14,8 @@
 #include <functional>
 #include <sstream>
 
-#include "backends/backend.h"
-#include "backends/executable.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_executable.h"
 #include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "compiler/memory/batch.h"
@@ -127,7 +127,7 @@ TEST(AdamWBatch, TheStepGraphsUpdatesFormOneBatchOfAllParameters) {
   testing::reset_lazy();
   auto program = std::make_shared<const compiler::Program>(
       compiler::lower(adamw_step_graph(dump.path()), true));
-  auto exe = backends::cpu_backend().compile(program);
+  auto exe = backends::cpu_backend().compile_kernels(program);
   std::vector<int> batches = compiler::memory::plan_fused_batches(*program, exe->plan());
   int heads = 0, members = 0;
   for (int b : batches)
@@ -157,14 +157,14 @@ TEST(FusedBatchPlan, GroupsSharingStorageAreNotBatched) {
   auto conflict = std::make_shared<const compiler::Program>(
       compiler::lower(ir::parse(batch_two_groups("f32[1]")), true));
   ASSERT_EQ(conflict->steps.size(), 3u);
-  auto exe = backends::cpu_backend().compile(conflict);
+  auto exe = backends::cpu_backend().compile_kernels(conflict);
   ASSERT_EQ(exe->plan().donor[10], 5) << "the plan this test is about changed";
   EXPECT_EQ(compiler::memory::plan_fused_batches(*conflict, exe->plan()),
             (std::vector<int>{1, 1, 1}));
 
   auto free = std::make_shared<const compiler::Program>(
       compiler::lower(ir::parse(batch_two_groups("f32[256]")), true));
-  auto exe2 = backends::cpu_backend().compile(free);
+  auto exe2 = backends::cpu_backend().compile_kernels(free);
   EXPECT_EQ(compiler::memory::plan_fused_batches(*free, exe2->plan()), (std::vector<int>{1, 2, 0}));
 }
 
@@ -190,13 +190,13 @@ TEST(FusedBatchPlan, AGroupReadingAnotherGroupsResultIsNotBatched) {
       compiler::lower(ir::parse(batch_reader_of("%4")), true));
   ASSERT_EQ(p->steps.size(), 2u) << ir::to_text(p->graph);
   ASSERT_TRUE(p->steps[0].fused && p->steps[1].fused) << "two fused groups, nothing between";
-  auto exe = backends::cpu_backend().compile(p);
+  auto exe = backends::cpu_backend().compile_kernels(p);
   EXPECT_EQ(compiler::memory::plan_fused_batches(*p, exe->plan()), (std::vector<int>{1, 1}));
 
   auto control = std::make_shared<const compiler::Program>(
       compiler::lower(ir::parse(batch_reader_of("%0")), true));
   ASSERT_EQ(control->steps.size(), 2u) << ir::to_text(control->graph);
-  auto exe2 = backends::cpu_backend().compile(control);
+  auto exe2 = backends::cpu_backend().compile_kernels(control);
   EXPECT_EQ(compiler::memory::plan_fused_batches(*control, exe2->plan()), (std::vector<int>{2, 0}));
 }
 

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "backends/backend.h"
-#include "backends/executable.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/kernel_executable.h"
 #include "common/scoped_env.h"
 #include "common/temp_dir.h"
 #include "compiler/program.h"
@@ -108,7 +108,7 @@ TEST(GradAccumulationGraph, FirstMicroBatchWritesGradientsAndLaterOnesAddIntoThe
       ASSERT_EQ(n, 2) << ir::to_text(g);
       // The gradient output takes the buffer of the gradient input it adds to.
       auto program = std::make_shared<const compiler::Program>(compiler::lower(g, true));
-      auto exe = backends::cpu_backend().compile(program);
+      auto exe = backends::cpu_backend().compile_kernels(program);
       int grad_out = -1;
       for (int o : g.outputs)
         if (g.type_of(o) == kAccumWeight) grad_out = o;

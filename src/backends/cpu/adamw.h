@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "backends/backend.h"
+#include "backends/kernel_backend.h"
 
 namespace loom::backends::cpu {
 

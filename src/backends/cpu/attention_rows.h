@@ -15,10 +15,10 @@
 #include <limits>
 #include <vector>
 
-#include "backends/backend.h"
 #include "backends/cpu/convert.h"
 #include "backends/cpu/philox_uniforms.h"
 #include "backends/cpu/vec_math.h"
+#include "backends/kernel_backend.h"
 #include "ops/attrs.h"
 
 namespace loom::backends::cpu::attention_rows {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/kernel_backend.h"
 
 namespace loom::backends::cpu {
 

@@ -1,6 +1,7 @@
 // The cpu backend's kernel table: an optimized kernel where one exists
 // (cpu/kernels.h), else the reference kernel, so a fast kernel is an
 // optimization, never a requirement.
+#include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/fused.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels.h"
@@ -9,7 +10,7 @@
 namespace loom::backends {
 namespace {
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public KernelBackend {
  public:
   CpuBackend() {
     for (int i = 0; i < ops::kNumOps; ++i) {
@@ -20,7 +21,7 @@ class CpuBackend final : public Backend {
   }
   std::string_view name() const override { return "cpu"; }
   Capabilities capabilities() const override {
-    Capabilities c = Backend::capabilities();
+    Capabilities c = KernelBackend::capabilities();
     c.native_bf16 = cpu::gemm_hardware_native(DType::bf16);
     return c;
   }
@@ -46,7 +47,7 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-const Backend& cpu_backend() {
+const KernelBackend& cpu_backend() {
   static const CpuBackend backend;
   return backend;
 }

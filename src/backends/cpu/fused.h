@@ -3,8 +3,8 @@
 // (fused_reduce.cpp).
 #pragma once
 
-#include "backends/backend.h"
 #include "backends/cpu/kernels.h"
+#include "backends/kernel_backend.h"
 
 namespace loom::backends::cpu {
 

@@ -5,7 +5,7 @@
 // random.cpp. A kernel may hand a rare dtype case to the reference kernel.
 #pragma once
 
-#include "backends/backend.h"
+#include "backends/kernel_backend.h"
 
 namespace loom::backends::cpu {
 

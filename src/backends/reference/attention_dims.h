@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/backend.h"
+#include "backends/kernel_backend.h"
 #include "ops/attrs.h"
 
 namespace loom::backends::reference {

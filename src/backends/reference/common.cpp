@@ -37,9 +37,12 @@ int64_t BroadcastIndex::operator()(int64_t out_index) const {
 AxisSplit split_at(const Shape& shape, int64_t axis) {
   AxisSplit s;
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-    if (d < axis) s.outer *= shape[d];
-    else if (d == axis) s.size = shape[d];
-    else s.inner *= shape[d];
+    if (d < axis)
+      s.outer *= shape[d];
+    else if (d == axis)
+      s.size = shape[d];
+    else
+      s.inner *= shape[d];
   }
   return s;
 }
@@ -51,7 +54,7 @@ int64_t checked_index(const ConstView& index, int64_t i, int64_t bound, const ch
 }
 
 namespace {
-class ReferenceBackend final : public Backend {
+class ReferenceBackend final : public KernelBackend {
  public:
   std::string_view name() const override { return "reference"; }
   Kernel kernel(ops::OpKind op) const override {
@@ -72,7 +75,7 @@ class ReferenceBackend final : public Backend {
 }  // namespace loom::backends::reference
 
 namespace loom::backends {
-const Backend& reference_backend() {
+const KernelBackend& reference_backend() {
   static const reference::ReferenceBackend backend;
   return backend;
 }

@@ -7,7 +7,15 @@
 
 #include <vector>
 
-#include "backends/backend.h"
+#include "backends/kernel_backend.h"
+
+namespace loom::backends {
+
+/// The plain-loop oracle (`reference`, `cpu:reference`): every op, computed
+/// in double precision. Registered in backends/registry.cpp.
+const KernelBackend& reference_backend();
+
+}  // namespace loom::backends
 
 namespace loom::backends::reference {
 

@@ -3,13 +3,15 @@
 // PROT_NONE outside stream work), its copies and launches run in order on
 // its own stream thread, and its kernels are the cpu backend's — so on
 // lazy:sim every result equals lazy:cpu's bit for bit.
-#include "backends/backend.h"
+#include "backends/sim/sim_backend.h"
+
+#include "backends/cpu/cpu_backend.h"
 #include "backends/sim/sim_memory.h"
 
 namespace loom::backends {
 namespace {
 
-class SimBackend final : public Backend {
+class SimBackend final : public KernelBackend {
  public:
   SimBackend() : stream_([this](bool busy) { memory_.open(busy); }) {}
   std::string_view name() const override { return "sim"; }
@@ -30,7 +32,7 @@ class SimBackend final : public Backend {
 
 }  // namespace
 
-const Backend& sim_backend() {
+const KernelBackend& sim_backend() {
   static const SimBackend* backend = new SimBackend();  // never destroyed: buffers outlive statics
   return *backend;
 }

@@ -4,7 +4,7 @@
 // it reports why it cannot run. Empty in a build with the header.
 #if !LOOM_WITH_PJRT
 
-#include "backends/backend.h"
+#include "backends/executable.h"
 #include "backends/xla/xla_runtime.h"
 #include "loom/error.h"
 
@@ -19,9 +19,17 @@ class UnavailableXlaBackend final : public Backend {
  public:
   std::string_view name() const override { return "xla"; }
   std::string unavailable_reason() const override { return kNoPjrtHeader; }
+  Capabilities capabilities() const override {  // runs nothing
+    Capabilities c;
+    c.fuse_elementwise = false;
+    c.plans_itself = true;
+    return c;
+  }
   bool host_visible() const override { return false; }
-  Kernel kernel(ops::OpKind) const override { return nullptr; }
   Stream& stream() const override { return stream_; }
+  std::shared_ptr<Executable> compile(std::shared_ptr<const compiler::Program>) const override {
+    fail(kNoPjrtHeader);
+  }
 
  private:
   mutable InlineStream stream_;

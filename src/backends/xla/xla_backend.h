@@ -13,6 +13,7 @@
 
 #include "backends/backend.h"
 #include "backends/xla/xla_memory.h"
+#include "backends/xla/xla_runtime.h"
 
 namespace loom::backends::xla {
 
@@ -31,8 +32,6 @@ class XlaBackend final : public Backend {
   void copy_to_host(const Buffer& src, void* host, size_t nbytes) const override;
   Stream& stream() const override { return stream_; }
   std::shared_ptr<Executable> compile(std::shared_ptr<const compiler::Program> p) const override;
-  /// No kernel table: programs run only as XLA executables.
-  Kernel kernel(ops::OpKind) const override { return nullptr; }
   void warm_up() const override;
 
   XlaMemory& memory() const;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 
+#include "backends/cpu/cpu_backend.h"
 #include "backends/xla/lower/stablehlo.h"
 #include "backends/xla/xla_backend.h"
 #include "backends/xla/xla_compile_cache.h"
@@ -69,7 +70,7 @@ bool xla_donation_wanted() { return settings::flag(Setting::xla_donate); }
 
 XlaExecutable::XlaExecutable(const XlaBackend& backend,
                              std::shared_ptr<const compiler::Program> program)
-    : Executable(backend, std::move(program), SelfPlanned{}), xla_(backend) {
+    : Executable(backend, std::move(program)), xla_(backend) {
   const ir::Graph& g = this->program().graph;
   SplitGraph split = split_at_collectives(g);
   std::vector<int> readers = xla_value_readers(g, split);

@@ -14,7 +14,7 @@
 // writes a training step's new parameters and optimizer state into the old
 // ones' memory. At run time an aliased input is donated only when
 // donatable[i] and nothing but the run holds its buffer (the same veto as
-// the generic Executable); else it is passed in PJRT's non-donatable list
+// KernelExecutable); else it is passed in PJRT's non-donatable list
 // and XLA writes the output elsewhere. Off, every output is a new buffer and
 // the old state is freed when the step no longer holds it: device memory is
 // still flat from step to step, with the state held twice during a step.

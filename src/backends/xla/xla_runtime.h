@@ -14,6 +14,16 @@
 
 #include "ops/attrs.h"
 
+namespace loom::backends {
+
+class Backend;
+/// XLA through a PJRT plugin (xla_backend.h): StableHLO compiled by the
+/// plugin, memory in PJRT buffers; unavailable_reason() when no plugin (or
+/// no PJRT header: unavailable.cpp). Registered in backends/registry.cpp.
+const Backend& xla_backend();
+
+}  // namespace loom::backends
+
 namespace loom::backends::xla {
 
 class PjrtClient;

@@ -1,8 +1,11 @@
-// Executable::run: binds buffers from the memory plan (arena offsets,
+// The kernel-table pair (kernel_backend.h, kernel_executable.h).
+// KernelExecutable::run binds buffers from the memory plan (arena offsets,
 // donated inputs, fresh outputs) and launches the steps in order; a
 // collective's step starts it and its wait is enqueued before its first
-// reader (executable.h).
-#include "backends/executable.h"
+// reader. At the end, KernelBackend's defaults: capabilities from the
+// kernel table, compile into a KernelExecutable after checking every op has
+// a kernel, one op through its kernel, fused groups evaluated op by op.
+#include "backends/kernel_executable.h"
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +19,7 @@
 #include "backends/all_reduce_kernel.h"
 #include "core/settings.h"
 #include "loom/dist.h"
+#include "loom/error.h"
 #include "loom/metrics.h"
 #include "loom/shape.h"
 #include "ops/op_kind.h"
@@ -193,9 +197,10 @@ void release_shared_arenas() {
   }
 }
 
-Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program)
-    : backend_(backend),
-      program_(std::move(program)),
+KernelExecutable::KernelExecutable(const KernelBackend& backend,
+                                   std::shared_ptr<const compiler::Program> program)
+    : Executable(backend, std::move(program)),
+      backend_(backend),
       plan_(compiler::memory::plan_memory(*program_)) {
   for (Placement p : plan_.placement) needs_arena_ = needs_arena_ || p == Placement::arena;
   skip_.assign(program_->steps.size(), false);
@@ -214,13 +219,9 @@ Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::P
   }
 }
 
-Executable::Executable(const Backend& backend, std::shared_ptr<const compiler::Program> program,
-                       SelfPlanned)
-    : backend_(backend), program_(std::move(program)) {}
+KernelExecutable::~KernelExecutable() = default;
 
-Executable::~Executable() = default;
-
-MemoryReport Executable::memory_report() const {
+MemoryReport KernelExecutable::memory_report() const {
   auto i64 = [](size_t v) { return static_cast<int64_t>(v); };
   const compiler::memory::MemoryPlan& m = plan_;
   return {
@@ -233,7 +234,7 @@ MemoryReport Executable::memory_report() const {
       "planned peak " + std::to_string(m.planned_peak_bytes()) + " bytes (" + m.summary() + ")"};
 }
 
-void Executable::plan_collective_waits() {
+void KernelExecutable::plan_collective_waits() {
   const std::vector<compiler::Step>& steps = program_->steps;
   const int n = static_cast<int>(steps.size());
   collective_.assign(n, false);
@@ -261,7 +262,7 @@ void Executable::plan_collective_waits() {
     }
 }
 
-void Executable::launch_steps() {
+void KernelExecutable::launch_steps() {
   const std::vector<compiler::Step>& steps = program_->steps;
   Stream& stream = backend_.stream();
   const size_t n = steps.size();
@@ -296,7 +297,8 @@ void Executable::launch_steps() {
   }
 }
 
-void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<bool>& donatable) {
+void KernelExecutable::bind_outputs(std::vector<BufferPtr>& own,
+                                    const std::vector<bool>& donatable) {
   const ir::Graph& g = program_->graph;
   for (int v = 0; v < g.num_values(); ++v) {
     if (plan_.placement[v] != Placement::output) continue;
@@ -320,8 +322,8 @@ void Executable::bind_outputs(std::vector<BufferPtr>& own, const std::vector<boo
   }
 }
 
-std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
-                                       const std::vector<bool>& donatable) {
+std::vector<BufferPtr> KernelExecutable::run(std::vector<BufferPtr> inputs,
+                                             const std::vector<bool>& donatable) {
   std::lock_guard<std::mutex> lock(mu_);
   const ir::Graph& g = program_->graph;
   std::unique_lock<std::mutex> arena_lock;
@@ -368,9 +370,9 @@ std::vector<BufferPtr> Executable::run(std::vector<BufferPtr> inputs,
   return outputs;
 }
 
-void Executable::launch(const compiler::Step& step, const std::vector<void*>& ptr) {
+void KernelExecutable::launch(const compiler::Step& step, const std::vector<void*>& ptr) {
   const ir::Graph& g = program_->graph;
-  const Backend& b = backend_;
+  const KernelBackend& b = backend_;
   if (!step.fused) {
     OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
     for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
@@ -386,12 +388,12 @@ void Executable::launch(const compiler::Step& step, const std::vector<void*>& pt
       [&b, call] { b.run_fused(call); }, step_label_of(step)));
 }
 
-const std::string* Executable::step_label_of(const compiler::Step& step) const {
+const std::string* KernelExecutable::step_label_of(const compiler::Step& step) const {
   if (step_labels_.empty()) return nullptr;
   return &step_labels_[static_cast<size_t>(&step - program_->steps.data())];
 }
 
-const std::string* Executable::batch_label_of(size_t first, int count) {
+const std::string* KernelExecutable::batch_label_of(size_t first, int count) {
   if (step_labels_.empty()) return nullptr;
   std::string& label = batch_labels_[first];
   if (label.empty()) {
@@ -403,8 +405,8 @@ const std::string* Executable::batch_label_of(size_t first, int count) {
   return &label;
 }
 
-std::unique_ptr<dist::Work> Executable::start_collective(const compiler::Step& step,
-                                                         const std::vector<void*>& ptr) {
+std::unique_ptr<dist::Work> KernelExecutable::start_collective(const compiler::Step& step,
+                                                               const std::vector<void*>& ptr) {
   const ir::Graph& g = program_->graph;
   OpCall call{step.instr.op, &step.instr.attrs, {}, {}};
   for (int a : step.inputs) call.inputs.push_back({ptr[a], g.type_of(a)});
@@ -412,9 +414,9 @@ std::unique_ptr<dist::Work> Executable::start_collective(const compiler::Step& s
   return start_collective_kernel(call);
 }
 
-void Executable::launch_batch(size_t first, int count, const std::vector<void*>& ptr) {
+void KernelExecutable::launch_batch(size_t first, int count, const std::vector<void*>& ptr) {
   const ir::Graph& g = program_->graph;
-  const Backend& b = backend_;
+  const KernelBackend& b = backend_;
   // Kept with the executable and refilled (same capacities) every run: no
   // allocation per step. The stream is synchronized before run() returns.
   std::vector<FusedCall>& calls = batch_calls_[first];
@@ -435,6 +437,70 @@ void Executable::launch_batch(size_t first, int count, const std::vector<void*>&
   b.stream().enqueue(timed_kernel(
       kernel_times_, kFusedBatchKernel, bytes, [&b, list] { b.run_fused_batch(*list); },
       batch_label_of(first, count)));
+}
+
+}  // namespace loom::backends
+
+namespace loom::backends {
+
+Capabilities KernelBackend::capabilities() const {
+  Capabilities c;
+  for (int i = 0; i < ops::kNumOps; ++i)
+    if (kernel(static_cast<ops::OpKind>(i))) c.ops.set(static_cast<size_t>(i));
+  return c;
+}
+
+std::shared_ptr<Executable> KernelBackend::compile(
+    std::shared_ptr<const compiler::Program> p) const {
+  return compile_kernels(std::move(p));
+}
+
+std::shared_ptr<KernelExecutable> KernelBackend::compile_kernels(
+    std::shared_ptr<const compiler::Program> p) const {
+  auto check = [this](ops::OpKind op) {
+    LOOM_CHECK(supports(op), "[", ops::op_name(op), "] not supported by backend ", name());
+  };
+  for (const compiler::Step& step : p->steps) {
+    if (!step.fused) {
+      check(step.instr.op);
+      continue;
+    }
+    for (const compiler::FusedOp& op : step.group.body) check(op.op);
+    if (step.group.has_reduce) check(step.group.reduce.op);
+  }
+  return std::make_shared<KernelExecutable>(*this, std::move(p));
+}
+
+void KernelBackend::run(const OpCall& call) const {
+  Kernel k = kernel(call.op);
+  LOOM_CHECK(k != nullptr, "[", ops::op_name(call.op), "] not supported by backend ", name());
+  k(call);
+}
+
+void KernelBackend::run_fused(const FusedCall& call) const {
+  const compiler::FusedGroup& g = *call.group;
+  std::vector<std::vector<std::byte>> temps(g.body.size());
+  std::vector<ConstView> values(call.inputs);
+  for (size_t k = 0; k < g.body.size(); ++k) {
+    const compiler::FusedOp& op = g.body[k];
+    temps[k].resize(op.type.nbytes());
+    OpCall c{op.op, &op.attrs, {}, {temps[k].data(), op.type}};
+    for (int a : op.args) c.inputs.push_back(values[a]);
+    run(c);
+    values.push_back({temps[k].data(), op.type});
+  }
+  if (g.has_reduce) {  // reads the temporaries only, so it may run first
+    const compiler::FusedReduce& r = g.reduce;
+    run(OpCall{r.op, &r.attrs, {values[g.num_inputs() + r.arg]}, call.outputs.back()});
+  }
+  for (size_t o = 0; o < g.outputs.size(); ++o) {
+    const auto& t = temps[g.outputs[o]];
+    std::copy(t.begin(), t.end(), static_cast<std::byte*>(call.outputs[o].data));
+  }
+}
+
+void KernelBackend::run_fused_batch(const std::vector<FusedCall>& calls) const {
+  for (const FusedCall& call : calls) run_fused(call);
 }
 
 }  // namespace loom::backends
