@@ -1,5 +1,5 @@
 // BpeWordCache implementation; see data/bpe_cache.h.
-#include "data/bpe_cache.h"
+#include "data/tokenizer/bpe_cache.h"
 
 namespace loom::data {
 

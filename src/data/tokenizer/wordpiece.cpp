@@ -1,9 +1,9 @@
 // WordPiece model implementation; see data/wordpiece.h.
-#include "data/wordpiece.h"
+#include "data/tokenizer/wordpiece.h"
 
 #include <algorithm>
 
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 
 namespace loom::data {

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "data/tokenizer_model.h"
+#include "data/tokenizer/tokenizer_model.h"
 #include "io/tokenizer_spec.h"
 
 namespace loom::data {

@@ -1,9 +1,9 @@
 // The GPT-2 byte-to-unicode map; see data/bpe_byte_level.h for the definition.
-#include "data/bpe_byte_level.h"
+#include "data/tokenizer/bpe_byte_level.h"
 
 #include <array>
 
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 
 namespace loom::data::byte_level {
 namespace {

@@ -4,11 +4,11 @@
 // and controls (Cc/Cf/Co except \t\n\r) and turns whitespace into ' '; handle_chinese_chars
 // puts spaces around CJK ideographs; strip_accents is NFD then deletion of Mn; lowercase is
 // Rust's per-character to_lowercase. StripAccents (strip.rs) deletes all marks (M*).
-#include "data/normalizer.h"
+#include "data/tokenizer/normalizer.h"
 
 #include <algorithm>
 
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 
 namespace loom::data {

@@ -1,5 +1,5 @@
 // TokenVocab: token <-> id table shared by the tokenizer models (data/tokenizer_model.h).
-#include "data/tokenizer_model.h"
+#include "data/tokenizer/tokenizer_model.h"
 
 namespace loom::data {
 

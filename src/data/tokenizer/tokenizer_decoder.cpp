@@ -1,8 +1,8 @@
 // Decoder implementations; see data/tokenizer_decoder.h.
-#include "data/tokenizer_decoder.h"
+#include "data/tokenizer/tokenizer_decoder.h"
 
-#include "data/bpe_byte_level.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/bpe_byte_level.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 
 namespace loom::data {

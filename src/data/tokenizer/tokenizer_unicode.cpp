@@ -1,6 +1,6 @@
 // Unicode helpers for the tokenizers, backed by utf8proc. See data/tokenizer_unicode.h.
 // UTF-8 well-formedness follows the Unicode Standard, Table 3-7 (well-formed byte sequences).
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 
 #include <utf8proc.h>
 

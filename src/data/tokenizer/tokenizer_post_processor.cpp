@@ -6,12 +6,12 @@
 //   RobertaProcessing: optional offset trimming; every type id 0; <s> A </s> + </s> B </s>.
 //   ByteLevel: offset trimming only (leading/trailing spaces removed from each token's
 //     offsets; a single leading space of the first token kept when add_prefix_space).
-#include "data/tokenizer_post_processor.h"
+#include "data/tokenizer/tokenizer_post_processor.h"
 
 #include <algorithm>
 #include <map>
 
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 
 namespace loom::data {

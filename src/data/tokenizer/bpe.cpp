@@ -3,15 +3,15 @@
 // but the first, the end_of_word_suffix on the last; unknown characters become unk_token
 // (consecutive ones fused when fuse_unk), or <0xXX> byte tokens when byte_fallback, or are
 // dropped when there is no unk_token.
-#include "data/bpe.h"
+#include "data/tokenizer/bpe.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <queue>
 
-#include "data/bpe_byte_level.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/bpe_byte_level.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 
 namespace loom::data {

@@ -9,8 +9,8 @@
 // character before a non-space falls through to `\s+`.
 #include <array>
 
-#include "data/pre_tokenizer.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/pre_tokenizer.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 
 namespace loom::data {
 namespace {

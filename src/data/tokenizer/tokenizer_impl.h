@@ -15,12 +15,12 @@
 #include <string_view>
 #include <vector>
 
-#include "data/normalizer.h"
-#include "data/pre_tokenizer.h"
-#include "data/tokenizer_added_vocab.h"
-#include "data/tokenizer_decoder.h"
-#include "data/tokenizer_model.h"
-#include "data/tokenizer_post_processor.h"
+#include "data/tokenizer/normalizer.h"
+#include "data/tokenizer/pre_tokenizer.h"
+#include "data/tokenizer/tokenizer_added_vocab.h"
+#include "data/tokenizer/tokenizer_decoder.h"
+#include "data/tokenizer/tokenizer_model.h"
+#include "data/tokenizer/tokenizer_post_processor.h"
 #include "io/tokenizer_spec.h"
 #include "loom/tokenizer.h"
 

@@ -2,11 +2,11 @@
 // BertPreTokenizer (tokenizers/src/pre_tokenizers/bert.rs): split on White_Space (removed),
 // then isolate every punctuation character (ASCII punctuation or a P* category).
 // WhitespaceSplit (whitespace.rs): split on White_Space (removed).
-#include "data/pre_tokenizer.h"
+#include "data/tokenizer/pre_tokenizer.h"
 
 #include <array>
 
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 
 namespace loom::data {

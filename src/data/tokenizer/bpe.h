@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "data/bpe_cache.h"
-#include "data/bpe_merge_table.h"
-#include "data/tokenizer_model.h"
+#include "data/tokenizer/bpe_cache.h"
+#include "data/tokenizer/bpe_merge_table.h"
+#include "data/tokenizer/tokenizer_model.h"
 #include "io/tokenizer_spec.h"
 
 namespace loom::data {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "data/tokenizer_impl.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_impl.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 
 namespace loom::detail {

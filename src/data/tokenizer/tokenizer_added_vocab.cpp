@@ -1,10 +1,10 @@
 // AddedVocab implementation; see data/tokenizer_added_vocab.h.
-#include "data/tokenizer_added_vocab.h"
+#include "data/tokenizer/tokenizer_added_vocab.h"
 
 #include <algorithm>
 
-#include "data/normalizer.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/normalizer.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 
 namespace loom::data {
 namespace {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "data/tokenizer_string_map.h"
+#include "data/tokenizer/tokenizer_string_map.h"
 
 namespace loom::data {
 

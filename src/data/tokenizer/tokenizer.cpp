@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "data/tokenizer_impl.h"
+#include "data/tokenizer/tokenizer_impl.h"
 #include "io/tokenizer_files.h"
 #include "io/tokenizer_json.h"
 #include "loom/error.h"

@@ -3,7 +3,7 @@
 // joined by spaces when there is no decoder). See data/tokenizer_impl.h.
 #include <string>
 
-#include "data/tokenizer_impl.h"
+#include "data/tokenizer/tokenizer_impl.h"
 #include "loom/error.h"
 
 namespace loom::detail {

@@ -3,10 +3,10 @@
 // counts used for offset trimming. See data/tokenizer_impl.h.
 #include <algorithm>
 
-#include "data/bpe.h"
-#include "data/tokenizer_impl.h"
-#include "data/tokenizer_unicode.h"
-#include "data/wordpiece.h"
+#include "data/tokenizer/bpe.h"
+#include "data/tokenizer/tokenizer_impl.h"
+#include "data/tokenizer/tokenizer_unicode.h"
+#include "data/tokenizer/wordpiece.h"
 #include "loom/error.h"
 
 namespace loom::detail {

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "data/tokenizer_model.h"
+#include "data/tokenizer/tokenizer_model.h"
 
 namespace loom::data {
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "data/tokenizer_model.h"
+#include "data/tokenizer/tokenizer_model.h"
 #include "io/tokenizer_spec.h"
 
 namespace loom::data {

@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "data/pre_tokenizer.h"
+#include "data/tokenizer/pre_tokenizer.h"
 #include "loom/error.h"
 
 namespace loom::data {
