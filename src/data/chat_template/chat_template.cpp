@@ -91,7 +91,11 @@ void add_special_tokens(const nlohmann::json& config, OJson& vars) {
 ChatTemplate::ChatTemplate(const std::string& source, const std::string& name) {
   auto impl = std::make_shared<Impl>();
   impl->name = name;
-  impl->body = jinja::parse(jinja::lex(source, name), name);
+  try {
+    impl->body = jinja::parse(jinja::lex(source, name), name);
+  } catch (const std::logic_error& e) {  // a number literal std::stoll/stod refuse
+    fail("[chat_template] ", name, ": bad literal (", e.what(), ")");
+  }
   impl_ = std::move(impl);
 }
 

@@ -288,6 +288,10 @@ class Evaluator {
       return eval_inner(e);
     } catch (const EvalError& err) {
       fail(e.line, err.what());
+    } catch (const std::bad_variant_access&) {
+      fail(e.line, "an operand or argument has the wrong type");
+    } catch (const std::logic_error& err) {  // std::stoll and friends on a bad argument
+      fail(e.line, err.what());
     }
   }
 
@@ -303,7 +307,7 @@ class Evaluator {
       case K::kTuple: {
         List l;
         for (const ExprPtr& k : e.kids) l.push_back(eval(*k));
-        return l;
+        return e.kind == K::kTuple ? tuple_of(std::move(l)) : Value(std::move(l));
       }
       case K::kDict: {
         Dict d;

@@ -63,7 +63,7 @@ Value f_items(const Value& v, CallArgs&) {
   if (v.is_undefined()) return List{};
   if (!v.is_dict()) throw EvalError("filter 'items' needs a mapping, got " + type_name(v));
   List out;
-  for (const auto& [k, e] : v.dict()) out.push_back(List{Value(k), e});
+  for (const auto& [k, e] : v.dict()) out.push_back(tuple_of(List{Value(k), e}));
   return out;
 }
 

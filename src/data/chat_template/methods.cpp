@@ -210,7 +210,7 @@ Value string_method(const std::string& s, const std::string& name, CallArgs& a) 
 Value dict_method(const Dict& d, const std::string& name, CallArgs& a) {
   if (name == "items") {
     List out;
-    for (const auto& [k, v] : d) out.push_back(List{Value(k), v});
+    for (const auto& [k, v] : d) out.push_back(tuple_of(List{Value(k), v}));
     return out;
   }
   if (name == "keys" || name == "values") {

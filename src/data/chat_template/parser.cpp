@@ -83,8 +83,10 @@ class Parser {
     while (true) {
       const Token& tok = peek();
       if (tok.kind == Tok::kEnd) {
-        if (!ends.empty())
-          fail(tok.line, "unexpected end of template, expected '{% " + *ends.begin() + " %}'");
+        if (!ends.empty()) {
+          std::string closer = *ends.rbegin();  // endif, endfor, endset, ... sort last
+          fail(tok.line, "unexpected end of template: '{% " + closer + " %}' is missing");
+        }
         return body;
       }
       if (tok.kind == Tok::kText) {
@@ -357,15 +359,19 @@ class Parser {
     }
     return e;
   }
-  ExprPtr parse_unary() {
+  // Jinja: a sign applies to the operand before its filters (`-3 | abs` is abs(-3)).
+  ExprPtr parse_unary(bool with_filter = true) {
+    ExprPtr node;
     if (at_op("-") || at_op("+")) {
       const Token& op = next();
-      auto e = make(Expr::Kind::kUnary, op.line);
-      e->name = op.value;
-      e->kids.push_back(parse_unary());
-      return parse_filters(std::move(e));
+      node = make(Expr::Kind::kUnary, op.line);
+      node->name = op.value;
+      node->kids.push_back(parse_unary(false));
+    } else {
+      node = parse_primary();
     }
-    return parse_filters(parse_postfix(parse_primary()));
+    node = parse_postfix(std::move(node));
+    return with_filter ? parse_filters(std::move(node)) : std::move(node);
   }
 
   ExprPtr parse_primary() {

@@ -56,6 +56,7 @@ bool equals(const Value& a, const Value& b) {
   if (a.is_undefined() || a.is_none()) return true;
   if (a.is_string()) return a.str() == b.str();
   if (a.is_list()) {
+    if (a.tuple != b.tuple) return false;  // Python: (1,) != [1]
     const List& x = a.list();
     const List& y = b.list();
     if (x.size() != y.size()) return false;
@@ -142,12 +143,13 @@ static std::string python_quote(const std::string& s) {
 std::string repr(const Value& v) {
   if (v.is_string()) return python_quote(v.str());
   if (v.is_list()) {
-    std::string out = "[";
+    std::string out = v.tuple ? "(" : "[";
     for (size_t i = 0; i < v.list().size(); ++i) {
       if (i > 0) out += ", ";
       out += repr(v.list()[i]);
     }
-    return out + "]";
+    if (v.tuple && v.list().size() == 1) out += ",";
+    return out + (v.tuple ? ")" : "]");
   }
   if (v.is_dict()) {
     std::string out = "{";

@@ -81,9 +81,16 @@ struct Value {
   Namespace& ns() const { return *std::get<8>(v); }
   Function& fn() const { return *std::get<9>(v); }
   bool boolean() const { return std::get<bool>(v); }
-  /// int value of a bool or int (Python's bool is an int).
-  int64_t as_int() const { return is_bool() ? (boolean() ? 1 : 0) : std::get<int64_t>(v); }
+  /// int value of a bool, int or float (truncated); std::bad_variant_access otherwise.
+  int64_t as_int() const {
+    if (is_bool()) return boolean() ? 1 : 0;
+    if (is_float()) return static_cast<int64_t>(std::get<double>(v));
+    return std::get<int64_t>(v);
+  }
   double as_double() const { return is_float() ? std::get<double>(v) : double(as_int()); }
+
+  /// True for a tuple (a list that prints as `(a, b)`): tuple literals, dict.items() pairs.
+  bool tuple = false;
 };
 
 /// Python's type name of `v` ("str", "list", "dict", "NoneType", "undefined", ...).
@@ -112,6 +119,13 @@ Value from_json(const nlohmann::ordered_json& j);
 int64_t utf8_size(std::string_view s);
 /// The code points of `s`, each as its UTF-8 bytes.
 std::vector<std::string> utf8_chars(std::string_view s);
+
+/// A list marked as a tuple.
+inline Value tuple_of(List items) {
+  Value v(std::move(items));
+  v.tuple = true;
+  return v;
+}
 
 /// Looks `key` up in a dict; nullptr when absent.
 const Value* dict_find(const Dict& d, std::string_view key);
