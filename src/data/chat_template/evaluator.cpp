@@ -296,6 +296,36 @@ class Evaluator {
   }
 
  private:
+  // {k: v, ...}: a repeated key keeps its first position and its last value, as in Python.
+  Value eval_dict(const Expr& e) {
+    Dict d;
+    for (size_t i = 0; i + 1 < e.kids.size(); i += 2) {
+      Value key = eval(*e.kids[i]);
+      if (!key.is_string()) throw EvalError("dict keys must be strings, got " + type_name(key));
+      Value val = eval(*e.kids[i + 1]);
+      bool replaced = false;
+      for (auto& [k, v] : d) {
+        if (k == key.str()) {
+          v = val;
+          replaced = true;
+        }
+      }
+      if (!replaced) d.emplace_back(key.str(), val);
+    }
+    return d;
+  }
+
+  // a < b < c: each pair in turn, stopping at the first false (Python's chaining).
+  Value eval_compare(const Expr& e) {
+    Value left = eval(*e.kids[0]);
+    for (size_t i = 0; i < e.ops.size(); ++i) {
+      Value right = eval(*e.kids[i + 1]);
+      if (!compare_op(e.ops[i], left, right)) return false;
+      left = std::move(right);
+    }
+    return true;
+  }
+
   Value eval_inner(const Expr& e) {
     using K = Expr::Kind;
     switch (e.kind) {
@@ -309,23 +339,8 @@ class Evaluator {
         for (const ExprPtr& k : e.kids) l.push_back(eval(*k));
         return e.kind == K::kTuple ? tuple_of(std::move(l)) : Value(std::move(l));
       }
-      case K::kDict: {
-        Dict d;
-        for (size_t i = 0; i + 1 < e.kids.size(); i += 2) {
-          Value key = eval(*e.kids[i]);
-          if (!key.is_string()) throw EvalError("dict keys must be strings, got " + type_name(key));
-          Value val = eval(*e.kids[i + 1]);
-          bool replaced = false;
-          for (auto& [k, v] : d) {
-            if (k == key.str()) {
-              v = val;
-              replaced = true;
-            }
-          }
-          if (!replaced) d.emplace_back(key.str(), val);
-        }
-        return d;
-      }
+      case K::kDict:
+        return eval_dict(e);
       case K::kAttr:
         return get_attr(eval(*e.kids[0]), e.name);
       case K::kItem:
@@ -363,15 +378,8 @@ class Evaluator {
         if (e.name == "or") return truthy(a) ? a : eval(*e.kids[1]);
         return binary_op(e.name, a, eval(*e.kids[1]));
       }
-      case K::kCompare: {
-        Value left = eval(*e.kids[0]);
-        for (size_t i = 0; i < e.ops.size(); ++i) {
-          Value right = eval(*e.kids[i + 1]);
-          if (!compare_op(e.ops[i], left, right)) return false;
-          left = std::move(right);
-        }
-        return true;
-      }
+      case K::kCompare:
+        return eval_compare(e);
       case K::kCond:
         if (truthy(eval(*e.kids[1]))) return eval(*e.kids[0]);
         if (e.kids[2]) return eval(*e.kids[2]);
