@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "data/pre_tokenizer.h"
+#include "data/tokenizer/pre_tokenizer.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

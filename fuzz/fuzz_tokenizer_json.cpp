@@ -4,7 +4,7 @@
 // pair), with ids below vocab_size, and decode those ids.
 #include <cstdlib>
 
-#include "data/tokenizer_impl.h"
+#include "data/tokenizer/tokenizer_impl.h"
 #include "fuzz_util.h"
 #include "io/tokenizer_json.h"
 

@@ -6,7 +6,7 @@
 // must encode a fixed text with ids below vocab_size and decode them.
 #include <cstdlib>
 
-#include "data/tokenizer_impl.h"
+#include "data/tokenizer/tokenizer_impl.h"
 #include "fuzz_util.h"
 #include "io/tokenizer_files.h"
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error_of.h"
-#include "data/pre_tokenizer.h"
+#include "data/tokenizer/pre_tokenizer.h"
 #include "data/tokenizer_test_util.h"
 #include "loom/error.h"
 #include "loom/tokenizer.h"

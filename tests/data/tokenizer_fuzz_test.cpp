@@ -8,7 +8,7 @@
 #include <random>
 
 #include "data/tokenizer_test_util.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "loom/error.h"
 #include "loom/tokenizer.h"
 

@@ -8,12 +8,12 @@
 #include <random>
 #include <sstream>
 
-#include "data/bpe.h"
-#include "data/bpe_merge_table.h"
-#include "data/pre_tokenizer.h"
-#include "data/tokenizer_string_map.h"
+#include "data/tokenizer/bpe.h"
+#include "data/tokenizer/bpe_merge_table.h"
+#include "data/tokenizer/pre_tokenizer.h"
+#include "data/tokenizer/tokenizer_string_map.h"
 #include "data/tokenizer_test_util.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "io/tokenizer_json.h"
 #include "loom/error.h"
 #include "loom/tokenizer.h"

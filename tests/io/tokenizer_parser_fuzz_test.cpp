@@ -10,9 +10,9 @@
 #include <random>
 #include <typeinfo>
 
-#include "data/tokenizer_impl.h"
+#include "data/tokenizer/tokenizer_impl.h"
 #include "data/tokenizer_test_util.h"
-#include "data/tokenizer_unicode.h"
+#include "data/tokenizer/tokenizer_unicode.h"
 #include "io/tokenizer_files.h"
 #include "io/tokenizer_json.h"
 #include "loom/error.h"
