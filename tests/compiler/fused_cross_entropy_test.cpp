@@ -95,7 +95,8 @@ TEST(FusedCrossEntropy, RewritesTheHeadAndMatchesTheUnfusedGraph) {
       EXPECT_FALSE(has_op(after, gone)) << gone << " left in\n" << ir::to_text(after);
     std::vector<Operand> in = head_inputs(c, d, DType::f32);
     auto want = run_graph(backends::reference_backend(), before, in);
-    for (const backends::Backend* b : {&backends::reference_backend(), &backends::cpu_backend()}) {
+    for (const backends::KernelBackend* b :
+         {&backends::reference_backend(), &backends::cpu_backend()}) {
       SCOPED_TRACE(b->name());
       auto got = run_graph(*b, after, in);
       ASSERT_EQ(got.size(), 3u);
@@ -159,7 +160,8 @@ TEST(FusedCrossEntropy, EnvThresholdAndBadTargets) {
   ir::Graph g = fused(head_ir(11, 5, " index=-100", "f32", "%6, %9, %11"), 1);
   std::vector<Operand> in = head_inputs(11, 5, DType::f32);
   in[2] = cpu_test::operand_of({3, 11, 0, 1, 1, 2}, {6}, DType::i64);
-  for (const backends::Backend* b : {&backends::reference_backend(), &backends::cpu_backend()}) {
+  for (const backends::KernelBackend* b :
+       {&backends::reference_backend(), &backends::cpu_backend()}) {
     try {
       run_graph(*b, g, in);
       FAIL() << b->name() << " accepted target 11 of 11 classes";
