@@ -127,8 +127,12 @@ class Optimizer {
   /// {"<param index>": step count}}. Syncs the lazy state tensors in one
   /// graph, then writes each tensor from its own buffer, one after another:
   /// no host copy of the state is made (the extra host memory of a save is
-  /// the file header). Throws loom::Error on I/O failure.
-  void save(const std::string& path) const;
+  /// the file header). `extra_metadata` adds entries to __metadata__ (e.g.
+  /// an FSDP shard's identity: train/fsdp_checkpoint.h); a key the layout
+  /// uses ("optimizer", "param_groups", "step") throws loom::Error. Throws
+  /// loom::Error on I/O failure.
+  void save(const std::string& path,
+            const std::map<std::string, std::string>& extra_metadata = {}) const;
   /// Reads a file written by save() and loads it with load_state_dict().
   /// Throws loom::Error "[optim] <path>: ..." for a malformed or mismatched
   /// file (plus the safetensors reader's errors).

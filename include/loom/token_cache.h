@@ -12,14 +12,16 @@
 // The blocks are those of group_texts(..., group_size = 0) (loom/dataset.h):
 // every line's ids concatenated in order, the remainder shorter than a block
 // dropped, labels = input_ids. The token file holds int32 ids after a header
-// (docs/data.md): magic "LOOMTOK1", a key of the data file (path, size, mtime,
-// a hash of its first and last MiB), of the tokenizer and of the flags, the
-// token and line counts, a hash of the first and last 64 Ki tokens and a hash
-// of the header itself. It is written to a temporary name and renamed into
-// place, so a reader never sees a partial file; a file whose key differs
-// (stale) or whose header, size or token hash does not check out (corrupt) is
-// rebuilt. Cache folder: $LOOM_DATASETS_CACHE, else $XDG_CACHE_HOME/loom/datasets,
-// else $HOME/.cache/loom/datasets.
+// (docs/data.md): magic "LOOMTOK1", version 2, a key of the data file (its
+// path and a hash of every byte of it), of the tokenizer and of the flags,
+// the token and line counts, a checksum of every id and a hash of the header
+// itself. It is written to a temporary name and renamed into place, so a
+// reader never sees a partial file; a file whose key differs (stale) or
+// whose header, size or checksum does not check out (corrupt) is a miss,
+// with a one-line warning naming it, and is rebuilt — never a hit. Opening
+// one reads it once (the checksum); a hit reads the data file once (the
+// key). Temporary files of builds on this host that died are removed. Cache folder:
+// $LOOM_DATASETS_CACHE, else $XDG_CACHE_HOME/loom/datasets, else $HOME/.cache/loom/datasets.
 #pragma once
 
 #include <cstdint>

@@ -2,11 +2,15 @@
 // text file. The cache file's name comes from the data file's absolute path,
 // the tokenizer, the flags and the line range, so a changed data file
 // replaces its own stale cache instead of adding one; its header key adds the
-// data file's identity (size, mtime, hash of its first and last MiB, as
-// datasets fingerprints local files by path and mtime). Building streams the
-// lines through io::TextLineStream in batches, appends the ids to
-// "<name>.tmp.<pid>.<n>", writes the header last, fsyncs and renames.
+// data file's contents (every byte, hashed in one streaming read: a cache
+// never answers for data it does not match, even when an edit kept the
+// file's size and mtime). Building streams the lines through
+// io::TextLineStream in batches, appends the ids to
+// "<name>.tmp.<host>.<pid>.<n>" while hashing them (the body checksum),
+// writes the header last, fsyncs and renames. Temporary files of processes of
+// this host that no longer run (a build killed mid-way) are removed.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +23,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
+#include "core/host_name.h"
+#include "core/parse_number.h"
 #include "core/settings.h"
 #include "data/token_file_format.h"
 #include "io/text_line_stream.h"
@@ -30,8 +37,6 @@ namespace loom::data {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr size_t kTokenCacheIdentityBytes = 1 << 20;  // hashed at each end of the data file
 
 Hash128 tc_hash_text(Hash128 h, const std::string& s) { return hash_string(h, s); }
 
@@ -58,17 +63,31 @@ Hash128 tc_name_hash(const std::string& abs_path, const TokenFileSource& s,
   return hash_combine(h, static_cast<uint64_t>(s.head_only));
 }
 
-// The full key: the name's hash and the data file's size, mtime and ends.
-Hash128 tc_content_key(const std::string& path, Hash128 name) {
+// The data file's size and mtime: what a change during a build would alter.
+struct DataStamp {
+  int64_t size = 0, mtime_sec = 0, mtime_nsec = 0;
+  bool operator==(const DataStamp&) const = default;
+};
+DataStamp tc_stamp(const std::string& path) {
   struct stat st {};
   LOOM_CHECK(::stat(path.c_str(), &st) == 0, "[data] ", path, ": ", std::strerror(errno));
-  const auto size = static_cast<int64_t>(st.st_size);
-  Hash128 h = hash_combine(name, static_cast<uint64_t>(size));
-  h = hash_combine(h, static_cast<uint64_t>(st.st_mtim.tv_sec));
-  h = hash_combine(h, static_cast<uint64_t>(st.st_mtim.tv_nsec));
-  h = hash_combine(h, tc_hash_file_range(path, 0, kTokenCacheIdentityBytes));
-  const int64_t tail = std::max<int64_t>(0, size - static_cast<int64_t>(kTokenCacheIdentityBytes));
-  return hash_combine(h, tc_hash_file_range(path, tail, kTokenCacheIdentityBytes));
+  return {static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
+          static_cast<int64_t>(st.st_mtim.tv_nsec)};
+}
+
+// The full key: the name's hash and every byte of the data file (one
+// sequential read; far cheaper than tokenizing it).
+Hash128 tc_content_key(const std::string& path, Hash128 name) {
+  std::ifstream in(path, std::ios::binary);
+  LOOM_CHECK(in.good(), "[data] ", path, ": cannot open the file");
+  StreamHasher h(name);
+  std::vector<char> buf(size_t{4} << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    h.update(buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  LOOM_CHECK(in.eof(), "[data] ", path, ": read error");
+  return h.finish();
 }
 
 // Lines [first, last) of the source (0-based), from its held-back percentage.
@@ -109,7 +128,8 @@ class TokenFileWriter {
  public:
   TokenFileWriter(std::string final_path) : final_(std::move(final_path)) {
     static std::atomic<int> counter{0};
-    tmp_ = final_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    tmp_ = final_ + ".tmp." + host_name() + "." + std::to_string(::getpid()) + "." +
+           std::to_string(counter++);
     file_ = std::fopen(tmp_.c_str(), "w+b");  // read back for the sample hash
     LOOM_CHECK(file_ != nullptr, "[token cache] cannot write ", tmp_, ": ", std::strerror(errno),
                " (set LOOM_DATASETS_CACHE to a writable folder)");
@@ -127,6 +147,7 @@ class TokenFileWriter {
   }
   void append(const std::vector<int32_t>& ids) {
     write(ids.data(), ids.size() * 4);
+    body_.update(ids.data(), ids.size() * 4);
     tokens_ += static_cast<int64_t>(ids.size());
   }
   int64_t tokens() const { return tokens_; }
@@ -141,9 +162,9 @@ class TokenFileWriter {
     h.key_hi = key.hi;
     h.tokens = static_cast<uint64_t>(tokens_);
     h.lines = static_cast<uint64_t>(lines);
-    Hash128 sample = token_format::sample_hash(fileno(file_), tokens_, tmp_);
-    h.sample_hash_lo = sample.lo;
-    h.sample_hash_hi = sample.hi;
+    const Hash128 body = body_.finish();
+    h.body_hash_lo = body.lo;
+    h.body_hash_hi = body.hi;
     Hash128 hh = token_format::header_hash(h);
     h.header_hash_lo = hh.lo;
     h.header_hash_hi = hh.hi;
@@ -162,8 +183,29 @@ class TokenFileWriter {
   std::string final_, tmp_;
   std::FILE* file_ = nullptr;
   int64_t tokens_ = 0;
+  StreamHasher body_{token_format::kBodyHashSeed};
   bool committed_ = false;
 };
+
+// Removes "<name>.tokens.tmp.<host>.<pid>.<n>" files in `dir` that a process
+// of this host which no longer runs left behind (killed mid-build). Files of
+// other hosts (a shared folder) and of live processes are left alone.
+void tc_remove_dead_temp_files(const fs::path& dir) {
+  const std::string mark = ".tokens.tmp." + host_name() + ".";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    const size_t at = n.find(mark);
+    if (at == std::string::npos) continue;
+    const std::string rest = n.substr(at + mark.size());  // "<pid>.<n>"
+    const auto pid = parse_decimal_int(rest.substr(0, rest.find('.')));
+    if (!pid || *pid <= 0 || *pid > INT32_MAX) continue;
+    if (::kill(static_cast<pid_t>(*pid), 0) == 0 || errno != ESRCH) continue;
+    if (fs::remove(e.path(), ec))
+      std::fprintf(stderr, "[token cache] removed %s, left by a build that did not finish\n",
+                   e.path().string().c_str());
+  }
+}
 
 // One streaming pass: lines [first, last) of the source, batch by batch.
 void tc_build_token_file(const TokenFileSource& s, const EncodeLinesFn& encode, size_t batch_bytes,
@@ -230,6 +272,7 @@ std::shared_ptr<const TokenFile> tokenize_to_cache(const TokenFileSource& source
   std::error_code ec;
   const std::string abs = fs::absolute(source.path, ec).lexically_normal().string();
   const Hash128 name = tc_name_hash(abs, source, key);
+  const DataStamp stamp = tc_stamp(source.path);
   const Hash128 content = tc_content_key(source.path, name);
   const fs::path dir = options.cache_dir.empty() ? default_token_cache_dir() : options.cache_dir;
   fs::create_directories(dir, ec);
@@ -251,11 +294,18 @@ std::shared_ptr<const TokenFile> tokenize_to_cache(const TokenFileSource& source
     } catch (const Error& e) {
       std::string why = e.what();
       r.rebuilt = why.substr(why.find(": ", why.find(r.cache_path)) + 2);
+      std::fprintf(stderr, "[token cache] warning: %s: %s; rebuilding it\n", r.cache_path.c_str(),
+                   r.rebuilt.c_str());
     }
   }
   if (!file) {
+    tc_remove_dead_temp_files(dir);
     TokenFileWriter out(r.cache_path);
     tc_build_token_file(source, encode, std::max<size_t>(options.batch_bytes, 1), out, r);
+    // The key hashed the file before this pass read it: a file changed in
+    // between would give a cache of other data under its key.
+    LOOM_CHECK(tc_stamp(source.path) == stamp, "[token cache] ", source.path,
+               " changed while it was being tokenized; run again once it is complete");
     out.commit(content, r.lines);
     file = TokenFile::open(r.cache_path, content.hex());
   }

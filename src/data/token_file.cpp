@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "data/token_file_format.h"
 #include "loom/error.h"
@@ -40,15 +42,17 @@ void pread_all(int fd, void* dst, size_t n, int64_t offset, const std::string& p
   }
 }
 
-Hash128 sample_hash(int fd, int64_t tokens, const std::string& path) {
-  const int64_t n = std::min<int64_t>(tokens, kSampleTokens);
-  std::vector<int32_t> buf(static_cast<size_t>(n));
-  Hash128 h{0x73616d706c65ULL, static_cast<uint64_t>(tokens)};
-  if (n == 0) return h;
-  pread_all(fd, buf.data(), buf.size() * 4, kHeaderBytes, path);
-  h = hash_bytes(h, buf.data(), buf.size() * 4);
-  pread_all(fd, buf.data(), buf.size() * 4, kHeaderBytes + 4 * (tokens - n), path);
-  return hash_bytes(h, buf.data(), buf.size() * 4);
+Hash128 body_hash(int fd, int64_t tokens, const std::string& path) {
+  StreamHasher h(kBodyHashSeed);
+  std::vector<char> buf(size_t{4} << 20);
+  for (int64_t at = 0, left = 4 * tokens; left > 0;) {
+    const auto n = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size())));
+    pread_all(fd, buf.data(), n, kHeaderBytes + at, path);
+    h.update(buf.data(), n);
+    at += static_cast<int64_t>(n);
+    left -= static_cast<int64_t>(n);
+  }
+  return h.finish();
 }
 
 }  // namespace token_format
@@ -87,14 +91,13 @@ std::shared_ptr<const TokenFile> TokenFile::open(const std::string& path,
              ": corrupt: the header hash does not match");
   const Hash128 key{h.key_lo, h.key_hi};
   LOOM_CHECK(expected_key.empty() || key.hex() == expected_key, "[token cache] ", path,
-             ": stale: made from another version of the data file (its size, time or content "
-             "changed)");
+             ": stale: made from another version of the data file (its contents changed)");
   const auto tokens = static_cast<int64_t>(h.tokens);
   LOOM_CHECK(tokens >= 0 && bytes == kHeaderBytes + 4 * tokens, "[token cache] ", path,
              ": corrupt: ", bytes, " bytes, the header says ", tokens, " tokens");
-  Hash128 sh = sample_hash(fd, tokens, path);
-  LOOM_CHECK(sh.lo == h.sample_hash_lo && sh.hi == h.sample_hash_hi, "[token cache] ", path,
-             ": corrupt: the hash of its first and last tokens does not match");
+  Hash128 bh = body_hash(fd, tokens, path);  // reads every id once: damage anywhere is caught
+  LOOM_CHECK(bh.lo == h.body_hash_lo && bh.hi == h.body_hash_hi, "[token cache] ", path,
+             ": corrupt: the checksum of its ids does not match");
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);  // blocks are read in shuffled order
   std::shared_ptr<TokenFile> f(new TokenFile());
   f->path_ = path;

@@ -8,23 +8,25 @@
 #include <cstdint>
 #include <string>
 
-#include "core/hash.h"
+#include "core/stream_hash.h"
 
 namespace loom::data::token_format {
 
 inline constexpr char kMagic[8] = {'L', 'O', 'O', 'M', 'T', 'O', 'K', '1'};
-inline constexpr uint32_t kVersion = 1;
+// Version 2 (2026-12-07): the key covers every byte of the data file (was its
+// size, mtime and first and last MiB), and body_hash every id (was the first
+// and last 64 Ki). A version-1 file is rebuilt.
+inline constexpr uint32_t kVersion = 2;
 inline constexpr int64_t kHeaderBytes = 128;
-inline constexpr int64_t kSampleTokens = 64 * 1024;  // hashed at each end of the ids
 
 struct Header {
   char magic[8];
   uint32_t version;
   uint32_t header_bytes;
-  uint64_t key_lo, key_hi;  // data file identity + tokenizer + flags (TokenCacheKey)
+  uint64_t key_lo, key_hi;  // data file contents + tokenizer + flags (TokenCacheKey)
   uint64_t tokens;
   uint64_t lines;
-  uint64_t sample_hash_lo, sample_hash_hi;  // sample_hash()
+  uint64_t body_hash_lo, body_hash_hi;  // body_hash(): every id after the header
   uint64_t reserved[6];
   uint64_t header_hash_lo, header_hash_hi;  // header_hash(): every byte before these
 };
@@ -32,8 +34,11 @@ static_assert(sizeof(Header) == kHeaderBytes);
 
 /// Hash of the header's bytes before header_hash_lo.
 Hash128 header_hash(const Header& h);
-/// Hash of the first and last kSampleTokens ids of the file open as `fd`.
-Hash128 sample_hash(int fd, int64_t tokens, const std::string& path);
+/// The seed of body_hash: a StreamHasher over the ids' bytes, in file order.
+inline constexpr Hash128 kBodyHashSeed{0x626f647968617368ULL, 2};
+/// Hash of every id of the file open as `fd` (`tokens` int32 after the
+/// header), read in chunks.
+Hash128 body_hash(int fd, int64_t tokens, const std::string& path);
 /// pread of exactly n bytes at `offset`; loom::Error naming `path` otherwise.
 void pread_all(int fd, void* dst, size_t n, int64_t offset, const std::string& path);
 

@@ -126,7 +126,12 @@ void read_tensors(const safetensors::File& file, StateDict* sd) {
 // per tensor), then the writer reads each tensor's own buffer in turn. No
 // host copy of the state is made (pytorch/xla#5115: a copy of all of it at
 // once doubled the optimizer's memory during a save).
-void Optimizer::save(const std::string& path) const {
+void Optimizer::save(const std::string& path,
+                     const std::map<std::string, std::string>& extra_metadata) const {
+  std::map<std::string, std::string> metadata = extra_metadata;
+  for (const char* key : {"optimizer", "param_groups", "step"})
+    LOOM_CHECK(!metadata.count(key), "[optim] save ", path, ": extra metadata key '", key,
+               "' is the layout's own");
   StateDict sd = state_dict();  // shares the state tensors (no copy); keeps them alive
   std::vector<Tensor> lazy_tensors;
   for (const auto& [index, ps] : sd.state)
@@ -138,9 +143,10 @@ void Optimizer::save(const std::string& path) const {
     for (const auto& [name, t] : ps.buffers)
       refs.push_back(
           {"state." + std::to_string(index) + "." + name, t.dtype(), t.shape(), t.data()});
-  safetensors::save(
-      path, refs,
-      {{"optimizer", sd.optimizer}, {"param_groups", metadata_json(sd)}, {"step", steps_json(sd)}});
+  metadata["optimizer"] = sd.optimizer;
+  metadata["param_groups"] = metadata_json(sd);
+  metadata["step"] = steps_json(sd);
+  safetensors::save(path, refs, metadata);
 }
 
 void Optimizer::load(const std::string& path) {

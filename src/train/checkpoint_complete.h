@@ -14,10 +14,13 @@ namespace loom::train {
 
 /// Why `dir` cannot be resumed from, or nullopt when it can: a file that
 /// load_checkpoint needs is missing (trainer_state.json, model.safetensors
-/// or its index, optimizer.safetensors, scheduler.json, rng_state.json), or
-/// trainer_state.json does not parse, or a safetensors file (the weights,
-/// each shard, the optimizer state) fails safetensors::File::open (e.g. a
-/// truncated file: its header promises more bytes than the file holds).
+/// or its index, optimizer.safetensors — or for a --fsdp checkpoint
+/// optimizer_shards.json and its shard files —, scheduler.json,
+/// rng_state.json), or trainer_state.json does not parse, or a safetensors
+/// file (the weights, each shard, the optimizer state) fails
+/// safetensors::File::open (e.g. a truncated file: its header promises more
+/// bytes than the file holds), or an optimizer shard's identity is not its
+/// place's (train/fsdp_checkpoint.h: fsdp_shards_problem).
 /// Only headers are read (the files are memory-mapped), so this is cheap.
 /// Never throws for a damaged checkpoint; the reason is the loom::Error text.
 std::optional<std::string> checkpoint_problem(const std::string& dir);

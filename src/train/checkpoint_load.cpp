@@ -26,6 +26,22 @@ void require_file(const fs::path& dir, const std::string& name, bool save_only_m
   fail("[Trainer] checkpoint ", dir.string(), " has no ", name);
 }
 
+// A --fsdp run resumes a --fsdp checkpoint (sharded optimizer state), any
+// other run a whole one (docs/distributed.md, "Checkpoints").
+void require_same_sharding(const fs::path& d, bool fsdp) {
+  std::error_code ec;
+  const bool sharded = fs::is_regular_file(d / train::kFsdpIndexFile, ec);
+  const bool whole = fs::is_regular_file(d / "optimizer.safetensors", ec);
+  if (fsdp && whole && !sharded)
+    fail("[Trainer] checkpoint ", d.string(),
+         " was saved without --fsdp (it holds optimizer.safetensors, not ", train::kFsdpIndexFile,
+         "): resume it without --fsdp");
+  if (!fsdp && sharded && !whole)
+    fail("[Trainer] checkpoint ", d.string(), " was saved with --fsdp (", train::kFsdpIndexFile,
+         " and one optimizer shard per rank): resume it with --fsdp, on any number of ranks "
+         "(1 included)");
+}
+
 // Ranks that wrote checkpoint `d`: its rng_state_<k>.json files (1 when none).
 int64_t checkpoint_world_size(const fs::path& d) {
   int64_t n = 0;
@@ -64,6 +80,7 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   } else if (!fs::is_regular_file(d / "model.safetensors", ec)) {
     require_file(d, "model.safetensors.index.json", false);
   }
+  require_same_sharding(d, fsdp != nullptr);
   for (const char* f :
        {fsdp ? train::kFsdpIndexFile : "optimizer.safetensors", "scheduler.json", "rng_state.json"})
     require_file(d, f, true);
@@ -112,7 +129,7 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   model->load_saved_weights(dir, device, popt);
   if (fsdp) {  // the shards from the loaded weights, then this rank's (re-sharded) state
     fsdp->load_shards_from_params();
-    train::load_fsdp_optimizer(dir, *fsdp, *optimizer);
+    train::load_fsdp_optimizer(dir, *fsdp, *optimizer, state.global_step);
   } else {
     optimizer->load((d / "optimizer.safetensors").string());
   }

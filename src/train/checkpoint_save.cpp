@@ -118,7 +118,9 @@ void Trainer::Impl::write_optimizer_shard(const std::string& tmp_dir) {
     train::create_dir(tmp_dir, "[checkpoint] tmp");
   }
   train::ddp_barrier();
-  optimizer->save((fs::path(tmp_dir) / train::fsdp_shard_file(train::ddp_rank())).string());
+  const int64_t rank = train::ddp_rank();
+  optimizer->save((fs::path(tmp_dir) / train::fsdp_shard_file(rank)).string(),
+                  train::fsdp_shard_identity(rank, train::ddp_world_size(), state.global_step));
   train::ddp_barrier();
   if (train::is_world_process_zero()) train::checkpoint_file_written("optimizer shards");
 }

@@ -182,7 +182,7 @@ void flip_token_file_byte(const std::string& file, std::streamoff at) {
 
 TEST(TokenCache, CorruptFilesAreDetectedAndRebuilt) {
   expect_rebuilt_after([](const std::string& f) { flip_token_file_byte(f, 200); },
-                       "corrupt: the hash of its first and last tokens");
+                       "corrupt: the checksum of its ids does not match");
   expect_rebuilt_after([](const std::string& f) { flip_token_file_byte(f, 40); },
                        "corrupt: the header hash does not match");
   expect_rebuilt_after([](const std::string& f) { flip_token_file_byte(f, 0); },

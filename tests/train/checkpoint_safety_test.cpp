@@ -256,7 +256,8 @@ TEST(TrainerCheckpointSafety, CheckpointProblemNamesWhatIsMissingOrDamaged) {
     fs::remove_all(dir.sub("copy"));
   }
   fs::remove(c + "/optimizer.safetensors");
-  EXPECT_EQ(train::checkpoint_problem(c), "no optimizer.safetensors (saved with save_only_model?)");
+  EXPECT_EQ(train::checkpoint_problem(c),
+            "no optimizer.safetensors nor optimizer_shards.json (saved with save_only_model?)");
   fs::remove(c + "/model.safetensors");
   std::ofstream(c + "/optimizer.safetensors") << "x";
   ASSERT_TRUE(train::checkpoint_problem(c).has_value());
