@@ -188,7 +188,9 @@ std::vector<double> xla_stale_pack_errors(const std::string& options) {
 TEST(XlaPjrt, DonatedMatmulWeightIsReadAfreshEachStep) {
   LOOM_REQUIRE_XLA();
   const auto& client = backends::xla::xla_client();
-  if (client.platform_name() == "cpu") EXPECT_TRUE(client.xnnpack_off());
+  if (client.platform_name() == "cpu") {
+    EXPECT_TRUE(client.xnnpack_off());
+  }
   std::vector<double> errors = xla_stale_pack_errors(client.compile_options());
   for (size_t s = 0; s < errors.size(); ++s) EXPECT_LT(errors[s], 1e-4) << "step " << s + 1;
 }
