@@ -2,7 +2,11 @@
 // BufferFromHostBuffer / ToHostBuffer, Compile and DeserializeAndLoad.
 #include "backends/xla/pjrt_client.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "backends/xla/pjrt_c.h"
+#include "core/settings.h"
 #include "loom/error.h"
 
 namespace loom::backends::xla {
@@ -49,17 +53,41 @@ DType dtype_of_pjrt(PJRT_Buffer_Type type) {
 
 }  // namespace
 
-std::string pjrt_compile_options() {
-  // xla.CompileOptionsProto (xla/pjrt/proto/compile_options.proto) in protobuf wire format
-  // (tag byte = field << 3 | wire type):
+std::string pjrt_compile_options(bool xnnpack_off) {
+  // xla.CompileOptionsProto (openxla/xla xla/pjrt/proto/compile_options.proto) in protobuf wire
+  // format (tag byte = field << 3 | wire type):
   //   1a 04        executable_build_options (3), 4 bytes: ExecutableBuildOptionsProto {
   //     20 01        num_replicas (4) = 1
   //     28 01 }      num_partitions (5) = 1
   //   20 01        compile_portable_executable (4) = true: runs on any addressable device
   //                (PJRT_LoadedExecutable_Execute's execute_device), so one executable
   //                serves every lazy:xla:<index>.
-  return std::string("\x1a\x04\x20\x01\x28\x01\x20\x01", 8);
+  std::string options("\x1a\x04\x20\x01\x28\x01\x20\x01", 8);
+  if (!xnnpack_off) return options;
+  // env_option_overrides (7) is map<string, OptionOverrideProto>: one entry is a message
+  // {key (1): string, value (2): OptionOverrideProto}, and OptionOverrideProto's
+  // bool_field is 2 (in a oneof: false is written, not omitted). The client applies it to
+  // the build options' DebugOptions (CompileOptions::ApplyAllOptionOverrides).
+  //   3a 19        env_option_overrides (7), 25 bytes: {
+  //     0a 13 ...    key (1) = "xla_cpu_use_xnnpack" (19 bytes)
+  //     12 02        value (2), 2 bytes: OptionOverrideProto {
+  //       10 00 }}     bool_field (2) = false
+  static const char kKey[] = "xla_cpu_use_xnnpack";
+  options += std::string("\x3a\x19\x0a\x13", 4);
+  options += std::string(kKey, sizeof(kKey) - 1);
+  options += std::string("\x12\x02\x10\x00", 4);
+  return options;
 }
+
+namespace {
+
+// XLA_FLAGS (XLA's own flag string, read by the plugin) sets the XNNPACK flag itself.
+bool xla_flags_name_xnnpack() {
+  const char* flags = settings::environment("XLA_FLAGS");
+  return flags != nullptr && std::strstr(flags, "xla_cpu_use_xnnpack") != nullptr;
+}
+
+}  // namespace
 
 PjrtClient::PjrtClient(std::shared_ptr<const PjrtPlugin> plugin) : plugin_(std::move(plugin)) {
   const PJRT_Api* api = plugin_->api();
@@ -78,6 +106,8 @@ PjrtClient::PjrtClient(std::shared_ptr<const PjrtPlugin> plugin) : plugin_(std::
   v.client = client_;
   plugin_->check(api->PJRT_Client_PlatformVersion(&v), "PJRT_Client_PlatformVersion");
   platform_version_.assign(v.platform_version, v.platform_version_size);
+  xnnpack_off_ = platform_name_ == "cpu" && !xla_flags_name_xnnpack();
+  compile_options_ = pjrt_compile_options(xnnpack_off_);
 
   PJRT_Client_AddressableDevices_Args d{};
   d.struct_size = PJRT_Client_AddressableDevices_Args_STRUCT_SIZE;
@@ -162,6 +192,11 @@ std::vector<ops::TensorType> PjrtClient::output_types(PJRT_LoadedExecutable* loa
 }
 
 std::unique_ptr<PjrtExecutable> PjrtClient::compile(const std::string& mlir) const {
+  return compile(mlir, compile_options_);
+}
+
+std::unique_ptr<PjrtExecutable> PjrtClient::compile(const std::string& mlir,
+                                                    const std::string& options) const {
   static const char kFormat[] = "mlir";
   PJRT_Program program{};
   program.struct_size = PJRT_Program_STRUCT_SIZE;
@@ -169,7 +204,6 @@ std::unique_ptr<PjrtExecutable> PjrtClient::compile(const std::string& mlir) con
   program.code_size = mlir.size();
   program.format = kFormat;
   program.format_size = sizeof(kFormat) - 1;
-  std::string options = pjrt_compile_options();
   PJRT_Client_Compile_Args a{};
   a.struct_size = PJRT_Client_Compile_Args_STRUCT_SIZE;
   a.client = client_;

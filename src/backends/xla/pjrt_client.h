@@ -175,10 +175,23 @@ class PjrtClient {
   /// Copies `src` into `host` (`src.nbytes()` bytes, row-major) and waits.
   void to_host(const PjrtBuffer& src, void* host) const;
 
+  /// The serialized xla.CompileOptionsProto compile() uses:
+  /// pjrt_compile_options(xnnpack_off()).
+  const std::string& compile_options() const { return compile_options_; }
+  /// True when this client compiles with XNNPACK off: the platform is "cpu"
+  /// and XLA_FLAGS does not name xla_cpu_use_xnnpack itself (the user's
+  /// explicit choice wins). XLA:CPU's XNNPACK matmuls reuse a packed
+  /// argument while its address is unchanged, which donation breaks
+  /// (docs/backends.md, "Donation").
+  bool xnnpack_off() const { return xnnpack_off_; }
+
   /// Compiles StableHLO MLIR text (program format "mlir") for one replica
-  /// and one partition, runnable on any addressable device. Throws
-  /// loom::Error "[xla] PJRT_Client_Compile: <XLA's diagnostic>".
+  /// and one partition, runnable on any addressable device, with
+  /// compile_options() (or `options`, serialized CompileOptionsProto bytes).
+  /// Throws loom::Error "[xla] PJRT_Client_Compile: <XLA's diagnostic>".
   std::unique_ptr<PjrtExecutable> compile(const std::string& mlir) const;
+  std::unique_ptr<PjrtExecutable> compile(const std::string& mlir,
+                                          const std::string& options) const;
   /// Loads bytes from PjrtExecutable::serialize (the on-disk compile cache);
   /// throws loom::Error with PJRT's message for bytes it cannot load.
   std::unique_ptr<PjrtExecutable> deserialize(const std::string& bytes) const;
@@ -189,13 +202,17 @@ class PjrtClient {
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
   std::string platform_name_, platform_version_;
+  bool xnnpack_off_ = false;
+  std::string compile_options_;
 };
 
 /// The serialized xla.CompileOptionsProto loom compiles with:
 /// executable_build_options (field 3) = {num_replicas (4): 1,
 /// num_partitions (5): 1} and compile_portable_executable (4) = true (the
-/// executable runs on any addressable device). Empty options abort the CPU
-/// plugin.
-std::string pjrt_compile_options();
+/// executable runs on any addressable device); with `xnnpack_off`, also
+/// env_option_overrides (7) = {"xla_cpu_use_xnnpack": false} (XLA:CPU's
+/// DebugOptions flag; only the CPU plugin knows it). Empty options abort the
+/// CPU plugin.
+std::string pjrt_compile_options(bool xnnpack_off);
 
 }  // namespace loom::backends::xla

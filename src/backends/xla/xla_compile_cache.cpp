@@ -29,10 +29,14 @@ std::string xla_cache_file(const PjrtClient& client, const std::string& mlir) {
   std::error_code ec;
   uint64_t size = fs::file_size(plugin, ec);
   auto mtime = fs::last_write_time(plugin, ec).time_since_epoch().count();
-  Hash128 h = hash_string({0x786c61, 1}, mlir);  // "xla", format 1
+  // Format 2: the compile options (XNNPACK off on the CPU plugin) and XLA_FLAGS joined the key.
+  Hash128 h = hash_string({0x786c61, 2}, mlir);  // "xla", format 2
   h = hash_string(h, plugin);
   h = hash_combine(hash_combine(h, size), static_cast<uint64_t>(mtime));
   h = hash_string(hash_string(h, client.plugin().version()), client.platform_version());
+  h = hash_string(h, client.compile_options());
+  const char* xla_flags = settings::environment("XLA_FLAGS");  // the plugin's compiler reads them too
+  h = hash_string(h, xla_flags ? xla_flags : "");
   return (fs::path(dir) / "xla" / (h.hex() + ".pjrt")).string();
 }
 

@@ -6,7 +6,9 @@
 // (PJRT_Executable_DeserializeAndLoad) instead of compiling. The key hashes
 // the module text, the plugin file (path, size, mtime), its API version and
 // its platform version, since a serialized executable loads only into the
-// same plugin build. A file that does not load is warned about and
+// same plugin build, and the serialized compile options and XLA_FLAGS, which
+// change the code XLA generates (format 2: since XNNPACK is off on the CPU
+// plugin). A file that does not load is warned about and
 // replaced. Metrics: XlaCompile, XlaCompileTime (ns), XlaPersistentCacheHit,
 // XlaPersistentCacheMiss.
 #pragma once

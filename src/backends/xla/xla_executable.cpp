@@ -1,5 +1,5 @@
 // XlaExecutable (xla_executable.h): stages lowered and compiled, aliases
-// chosen (LOOM_XLA_DONATE=1), runs with host-staged collectives.
+// chosen (unless LOOM_XLA_DONATE=0), runs with host-staged collectives.
 #include "backends/xla/xla_executable.h"
 
 #include <algorithm>
@@ -56,14 +56,20 @@ std::vector<int> xla_near_inputs(const ir::Graph& g, int out, int depth) {
   return found;
 }
 
+// A new PJRT buffer on `device` with `src`'s values (through host memory:
+// only for the rare vetoed donation).
+std::unique_ptr<PjrtBuffer> xla_copy(const PjrtBuffer& src, int device) {
+  std::vector<std::byte> host(src.nbytes());
+  if (!host.empty()) xla_client().to_host(src, host.data());
+  return xla_client().from_host(host.data(), src.type(), device);
+}
+
 // Donation (an updated parameter or AdamW moment written over its input
-// through tf.aliasing_output) is off unless LOOM_XLA_DONATE=1. With every
-// such input donated, XLA's CPU plugin (pip xla-cpu-pjrt 0.0.1, PJRT C API
-// 0.81) gave wrong results in the next step of a GPT-2 of width 256 (the
-// step-2 loss 10.8059 against lazy:cpu's 10.7795), while donating none, only
-// the inputs up to 1M elements, or only the larger ones all matched lazy:cpu
-// to the last digit; the cause is not found (docs/backends.md, "Donation").
-// XlaBackend.Gpt2TrainingMatchesLazyCpuStepByStep fails with it on.
+// through tf.aliasing_output) is on unless LOOM_XLA_DONATE=0. It gave wrong
+// values on XLA's CPU plugin until the CPU plugin compiled with XNNPACK off
+// (pjrt_compile_options): XNNPACK reused its packing of a matmul's argument
+// whose address, not values, stayed the same (docs/backends.md, "Donation").
+// XlaBackend.Gpt2TrainingMatchesLazyCpuStepByStep checks it step by step.
 bool xla_donation_wanted() { return settings::flag(Setting::xla_donate); }
 
 }  // namespace
@@ -170,13 +176,20 @@ std::vector<BufferPtr> XlaExecutable::run(std::vector<BufferPtr> inputs,
   return outputs;
 }
 
+// Aliases were fixed at compile time. An aliased input loom may not donate
+// (donatable false, or its buffer held elsewhere) is not put in PJRT's
+// non_donatable_input_indices: once one aliased input is listed there, the
+// CPU plugin donates none of the later ones (docs/backends.md, "Donation").
+// The stage consumes a private copy of it instead (DonationVetoed). After the
+// run, each donated input's PJRT buffer must be deleted: those count as
+// DonatedBytes, the rest (the plugin declined) as DonationDeclinedBytes.
 void XlaExecutable::run_stage(Stage& st, std::vector<BufferPtr>& vals,
                               const std::vector<bool>& donatable, int device) const {
   if (!st.exe) return;
   const int n_in = static_cast<int>(program().graph.inputs.size());
   std::vector<PJRT_Buffer*> args;
-  std::vector<int64_t> keep;
   std::vector<int> donated;
+  std::vector<std::unique_ptr<PjrtBuffer>> copies;  // vetoed inputs' private copies
   for (size_t j = 0; j < st.split.inputs.size(); ++j) {
     int v = st.split.inputs[j];
     LOOM_CHECK(vals[v] != nullptr, "[xla] stage input %", v, " was not computed");
@@ -187,18 +200,23 @@ void XlaExecutable::run_stage(Stage& st, std::vector<BufferPtr>& vals,
                ops::to_string(st.split.graph.inputs[j]));
     args.push_back(arg.get());
     if (!st.aliased[j]) continue;
-    bool may = (v >= n_in || donatable[v]) && vals[v].use_count() == 1;
-    if (may) {
+    if ((v >= n_in || donatable[v]) && vals[v].use_count() == 1) {
       donated.push_back(v);
-      metrics::add_counter("DonatedBytes", static_cast<int64_t>(vals[v]->nbytes()));
-    } else {
-      keep.push_back(static_cast<int64_t>(j));
-      metrics::add_counter("DonationVetoed");
+      continue;
     }
+    copies.push_back(xla_copy(arg, device));
+    args.back() = copies.back()->get();
+    metrics::add_counter("DonationVetoed");
+    metrics::add_counter("DonationVetoCopyBytes", static_cast<int64_t>(arg.nbytes()));
   }
   std::vector<std::unique_ptr<PjrtBuffer>> outs =
-      st.exe->execute(args, xla_client().device(device), keep);
-  for (int v : donated) vals[v].reset();  // PJRT gave its memory to an output
+      st.exe->execute(args, xla_client().device(device));
+  for (int v : donated) {
+    const bool taken = xla_.memory().get(*vals[v]).is_deleted();  // PJRT gave it to an output
+    metrics::add_counter(taken ? "DonatedBytes" : "DonationDeclinedBytes",
+                         static_cast<int64_t>(vals[v]->nbytes()));
+    vals[v].reset();
+  }
   for (size_t o = 0; o < outs.size(); ++o) {
     const int v = st.split.outputs[o];
     vals[v] = xla_.wrap(std::move(outs[o]), device);

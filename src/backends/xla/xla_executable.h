@@ -7,17 +7,22 @@
 // collectives between stages are staged through host memory (download, the
 // cpu backend's kernel over dist::graph_process_group(), upload).
 //
-// Donation (off unless LOOM_XLA_DONATE=1; xla_executable.cpp says why): each
-// stage's inputs that only that stage reads are paired with stage outputs of
-// the same type (the nearest such ancestor input first: a parameter with its
-// update) and lowered as input/output aliases (`tf.aliasing_output`), so XLA
-// writes a training step's new parameters and optimizer state into the old
-// ones' memory. At run time an aliased input is donated only when
-// donatable[i] and nothing but the run holds its buffer (the same veto as
-// KernelExecutable); else it is passed in PJRT's non-donatable list
-// and XLA writes the output elsewhere. Off, every output is a new buffer and
-// the old state is freed when the step no longer holds it: device memory is
-// still flat from step to step, with the state held twice during a step.
+// Donation (on unless LOOM_XLA_DONATE=0): each stage's inputs that only
+// that stage reads are paired with stage outputs of the same type (the
+// nearest such ancestor input first: a parameter with its update) and
+// lowered as input/output aliases (`tf.aliasing_output`), so XLA writes a
+// training step's new parameters and optimizer state into the old ones'
+// memory. The aliases are fixed at compile time. At run time an aliased
+// input is donated when donatable[i] and nothing but the run holds its
+// buffer (the same veto as KernelExecutable); else the stage consumes
+// a private copy of it (never PJRT's non-donatable list: the CPU plugin
+// then stops donating the later inputs). After the run each donated input's
+// PJRT buffer is checked (PJRT_Buffer_IsDeleted): metrics DonatedBytes
+// (really donated), DonationDeclinedBytes (the plugin kept it),
+// DonationVetoed / DonationVetoCopyBytes (loom copied). Off, every output is
+// a new buffer and the old state is freed when the step no longer holds it:
+// device memory is still flat from step to step, with the state held twice
+// during a step.
 #pragma once
 
 #include <memory>

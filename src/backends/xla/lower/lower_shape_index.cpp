@@ -152,8 +152,8 @@ Val lower_index(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args
     }
     case OpKind::k_index_copy: {  // self[.., index[k], ..] = source[.., k, ..] along axis
       // No arithmetic: the elements move in their own type. With the
-      // output aliased to a donated self (LOOM_XLA_DONATE=1), XLA updates
-      // the rows in place.
+      // output aliased to a donated self (the default), XLA updates the
+      // rows in place.
       Val idx = e.reshape(cast_to(e, args[1], "i64"), {args[1].shape[0], 1});
       return index_scatter(e, x, idx, args[2], index_iota_list(rank, axis), {axis}, {axis}, 1,
                            false);
