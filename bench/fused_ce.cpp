@@ -85,7 +85,7 @@ struct Head {
 void BM_Unfused(benchmark::State& state, DType dtype) {
   Head hd(dtype);
   loom::ops::Attrs ce, tb, ta, none, to_f32, to_low;
-  ce.index = -100;
+  ce.ignore_index = -100;
   tb.trans_b = true;
   ta.trans_a = true;
   to_f32.dtype = DType::f32;
@@ -109,7 +109,7 @@ void BM_Unfused(benchmark::State& state, DType dtype) {
 void BM_Fused(benchmark::State& state, DType dtype) {
   Head hd(dtype);
   loom::ops::Attrs ce;
-  ce.index = -100;
+  ce.ignore_index = -100;
   for (auto _ : state) {
     Value out = run(OpKind::k_fused_linear_cross_entropy, ce, {&hd.h, &hd.w, &hd.target, &hd.grad});
     benchmark::DoNotOptimize(out.data());

@@ -21,13 +21,13 @@ Tensor all_reduce(const Tensor& x, dist::ReduceOp op) {
   LOOM_CHECK(op == dist::ReduceOp::sum || op == dist::ReduceOp::mean, "[all_reduce] reduce op ",
              dist::reduce_op_name(op), " is not supported (sum, mean)");
   ops::Attrs a;
-  a.index = op == dist::ReduceOp::mean ? 1 : 0;
+  a.reduce_op = op == dist::ReduceOp::mean ? 1 : 0;
   return autograd::apply(ops::OpKind::k_all_reduce, {x}, a);
 }
 
 Tensor all_gather(const Tensor& x) {
   ops::Attrs a;
-  a.index = dist::world_size();
+  a.world_size = dist::world_size();
   return autograd::apply(ops::OpKind::k_all_gather, {x}, a);
 }
 
@@ -35,8 +35,8 @@ Tensor reduce_scatter(const Tensor& x, dist::ReduceOp op) {
   LOOM_CHECK(op == dist::ReduceOp::sum || op == dist::ReduceOp::mean, "[reduce_scatter] reduce op ",
              dist::reduce_op_name(op), " is not supported (sum, mean)");
   ops::Attrs a;
-  a.index = op == dist::ReduceOp::mean ? 1 : 0;
-  a.end = dist::world_size();
+  a.reduce_op = op == dist::ReduceOp::mean ? 1 : 0;
+  a.world_size = dist::world_size();
   return autograd::apply(ops::OpKind::k_reduce_scatter, {x}, a);
 }
 
@@ -48,15 +48,15 @@ std::vector<Tensor> grad_all_reduce(const GradNode& n, const Tensor& g) {
 
 std::vector<Tensor> grad_all_gather(const GradNode& n, const Tensor& g) {
   ops::Attrs a;
-  a.end = n.attrs.index;  // the world size it was traced with
+  a.world_size = n.attrs.world_size;  // the world size it was traced with
   return {autograd::apply(ops::OpKind::k_reduce_scatter, {g}, a)};
 }
 
 std::vector<Tensor> grad_reduce_scatter(const GradNode& n, const Tensor& g) {
   ops::Attrs a;
-  a.index = n.attrs.end;
+  a.world_size = n.attrs.world_size;
   Tensor full = autograd::apply(ops::OpKind::k_all_gather, {g}, a);
-  return {n.attrs.index == 1 ? div(full, static_cast<double>(n.attrs.end)) : full};
+  return {n.attrs.reduce_op == 1 ? div(full, static_cast<double>(n.attrs.world_size)) : full};
 }
 
 }  // namespace autograd::rules

@@ -58,7 +58,7 @@ Tensor attention_decomposed(const Tensor& q, const Tensor& k_in, const Tensor& v
   if (dropout_p > 0) {
     LOOM_CHECK(generator.defined(), "[attention] dropout_p ", dropout_p, " needs a generator");
     ops::Attrs a;
-    a.scalar = dropout_p;
+    a.dropout_p = dropout_p;
     p = apply(ops::OpKind::k_dropout, {p, generator}, a);
   }
   return matmul(p, v);

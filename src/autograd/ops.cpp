@@ -73,7 +73,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 
 Tensor pow(const Tensor& x, double exponent) {
   Attrs a;
-  a.scalar = exponent;
+  a.exponent = exponent;
   return op1(OpKind::k_pow_scalar, x, a);
 }
 
@@ -135,7 +135,7 @@ Tensor var(const Tensor& x, const std::vector<int64_t>& axes, int64_t correction
   Attrs a;
   a.axes = norm_axes(axes, rank_of(x, "var"), "var");
   a.keepdim = keepdim;
-  a.index = correction;
+  a.correction = correction;
   return op1(OpKind::k_var, x, a);
 }
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdim) {

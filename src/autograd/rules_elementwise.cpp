@@ -94,7 +94,7 @@ std::vector<Tensor> grad_gelu_tanh_backward(const GradNode& n, const Tensor& gg)
           fit(widen_low_precision(gg) * widen_low_precision(g) * d2, x)};
 }
 std::vector<Tensor> grad_pow_scalar(const GradNode& n, const Tensor& g) {
-  double e = n.attrs.scalar;
+  double e = n.attrs.exponent;
   return {g * e * pow(in(n, 0), e - 1.0)};
 }
 std::vector<Tensor> grad_cast(const GradNode& n, const Tensor& g) {
@@ -152,7 +152,7 @@ std::vector<Tensor> grad_min(const GradNode& n, const Tensor& g) { return grad_m
 std::vector<Tensor> grad_var(const GradNode& n, const Tensor& g) {
   const Tensor& x = in(n, 0);
   Tensor centered = x - unreduce(mean(x, n.attrs.axes, true), n);
-  double denom = double(reduced_count(n) - n.attrs.index);
+  double denom = double(reduced_count(n) - n.attrs.correction);
   return {unreduce(g, n) * centered * (2.0 / denom)};
 }
 

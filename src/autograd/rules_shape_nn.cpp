@@ -23,8 +23,8 @@ std::vector<Tensor> grad_expand(const GradNode& n, const Tensor& g) {
   return {sum_to(g, in(n, 0).shape())};
 }
 std::vector<Tensor> grad_permute(const GradNode& n, const Tensor& g) {
-  std::vector<int64_t> inverse(n.attrs.axes.size());
-  for (size_t i = 0; i < inverse.size(); ++i) inverse[n.attrs.axes[i]] = static_cast<int64_t>(i);
+  std::vector<int64_t> inverse(n.attrs.perm.size());
+  for (size_t i = 0; i < inverse.size(); ++i) inverse[n.attrs.perm[i]] = static_cast<int64_t>(i);
   return {permute(g, inverse)};
 }
 std::vector<Tensor> grad_slice(const GradNode& n, const Tensor& g) {
@@ -83,7 +83,7 @@ std::vector<Tensor> grad_log_softmax(const GradNode& n, const Tensor& g) {
 std::vector<Tensor> grad_layer_norm(const GradNode& n, const Tensor& g) {
   const Tensor &x = in(n, 0), &w = in(n, 1), &b = in(n, 2);
   Tensor mu = mean(x, {-1}, true);
-  Tensor rstd = rsqrt(var(x, {-1}, 0, true) + n.attrs.scalar);
+  Tensor rstd = rsqrt(var(x, {-1}, 0, true) + n.attrs.eps);
   Tensor xhat = (x - mu) * rstd;
   std::vector<int64_t> lead(x.dim() - 1);
   std::iota(lead.begin(), lead.end(), 0);
@@ -122,7 +122,7 @@ std::vector<Tensor> grad_attention_decomposed(const GradNode& n, const Tensor& g
   {
     set_grad_enabled(true);
     Tensor out = attention_decomposed(leaves[0], leaves[1], leaves[2], mask, n.attrs.causal,
-                                      n.attrs.scalar, n.attrs.scalar2, gen);
+                                      n.attrs.scale, n.attrs.dropout_p, gen);
     set_grad_enabled(false);
     out.backward(g);
   }

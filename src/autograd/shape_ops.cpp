@@ -59,10 +59,10 @@ Tensor flatten(const Tensor& x, int64_t start_axis, int64_t end_axis) {
 Tensor permute(const Tensor& x, const std::vector<int64_t>& perm) {
   Attrs a;
   int64_t rank = rank_of(x, "permute");
-  for (int64_t p : perm) a.axes.push_back(normalize_axis(p, rank, "permute"));
+  for (int64_t p : perm) a.perm.push_back(normalize_axis(p, rank, "permute"));
   bool identity = true;
-  for (size_t i = 0; i < a.axes.size(); ++i) identity = identity && a.axes[i] == int64_t(i);
-  if (identity && a.axes.size() == static_cast<size_t>(x.dim())) return x;
+  for (size_t i = 0; i < a.perm.size(); ++i) identity = identity && a.perm[i] == int64_t(i);
+  if (identity && a.perm.size() == static_cast<size_t>(x.dim())) return x;
   return autograd::apply(OpKind::k_permute, {x}, a);
 }
 
@@ -97,9 +97,9 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t 
   int64_t n = x.shape()[a.axis];
   auto clamp = [n](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n); };
   a.start = clamp(start);
-  a.end = std::max(clamp(end), a.start);
+  a.stop = std::max(clamp(end), a.start);
   a.step = step;
-  if (a.start == 0 && a.end == n && step == 1) return x;
+  if (a.start == 0 && a.stop == n && step == 1) return x;
   return autograd::apply(OpKind::k_slice, {x}, a);
 }
 
@@ -189,7 +189,7 @@ Tensor embedding(const Tensor& weight, const Tensor& ids) {
 
 Tensor one_hot(const Tensor& ids, int64_t num_classes) {
   Attrs a;
-  a.index = num_classes;
+  a.num_classes = num_classes;
   return autograd::apply(OpKind::k_one_hot, {ids}, a);
 }
 
@@ -214,7 +214,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
       is_low_precision_float(x.dtype()) && weight.dtype() == DType::f32)
     return cast(layer_norm(cast(x, DType::f32), weight, bias, eps), x.dtype());
   Attrs a;
-  a.scalar = eps;
+  a.eps = eps;
   return autograd::apply(OpKind::k_layer_norm, {x, weight, bias}, a);
 }
 
@@ -229,8 +229,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, int64_t ignore_
     return cross_entropy(cast(logits, DType::f32), target, ignore_index, label_smoothing);
   int64_t classes = logits.shape().back();
   Attrs a;
-  a.index = ignore_index;
-  a.scalar = label_smoothing;
+  a.ignore_index = ignore_index;
+  a.label_smoothing = label_smoothing;
   return autograd::apply(OpKind::k_cross_entropy,
                          {reshape(logits, {-1, classes}), reshape(target, {-1})}, a);
 }
@@ -251,8 +251,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   }
   Attrs a;
   a.causal = causal;
-  a.scalar = scale;
-  a.scalar2 = dropout_p;
+  a.scale = scale;
+  a.dropout_p = dropout_p;
   std::vector<Tensor> operands = {q, k, v};
   if (mask.defined()) operands.push_back(mask);
   // One draw of the generator, as dropout() on the [..., T, S] probabilities.

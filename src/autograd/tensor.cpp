@@ -202,7 +202,7 @@ Tensor full(const Shape& shape, double value, DType dtype, const Device& device)
   for (int64_t d : shape) LOOM_CHECK(d >= 0, "[full] negative dim in shape ", to_string(shape));
   Attrs a;
   a.shape = shape;
-  a.scalar = value;
+  a.fill_value = value;
   a.dtype = dtype;
   return autograd::apply(OpKind::k_full, {}, a, device);
 }
@@ -220,8 +220,8 @@ Tensor arange(double start, double end, double step, DType dtype, const Device& 
   double n = std::ceil((end - start) / step);
   Attrs a;
   a.shape = {n > 0 ? static_cast<int64_t>(n) : 0};
-  a.scalar = start;
-  a.scalar2 = step;
+  a.range_start = start;
+  a.range_step = step;
   a.dtype = dtype;
   return autograd::apply(OpKind::k_arange, {}, a, device);
 }
@@ -278,7 +278,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   LOOM_CHECK(p >= 0 && p < 1, "[dropout] p must be in [0, 1), got ", p);
   if (!training || p == 0) return x;
   Attrs a;
-  a.scalar = p;
+  a.dropout_p = p;
   return autograd::apply(OpKind::k_dropout, {x, next_generator(x.device())}, a);
 }
 

@@ -48,7 +48,7 @@ std::unique_ptr<dist::Work> start_all_reduce(const OpCall& call) {
   size_t nbytes = call.output.type.nbytes();
   if (nbytes > 0) std::memcpy(call.output.data, call.inputs[0].data, nbytes);
   dist::ProcessGroup& pg = dist::graph_process_group();  // one rank: identity, still counted
-  dist::ReduceOp op = call.attrs->index == 1 ? dist::ReduceOp::mean : dist::ReduceOp::sum;
+  dist::ReduceOp op = call.attrs->reduce_op == 1 ? dist::ReduceOp::mean : dist::ReduceOp::sum;
   std::string type = ops::to_string(call.output.type);
   try {
     return std::make_unique<AllReduceKernelWork>(
@@ -66,7 +66,7 @@ std::unique_ptr<dist::Work> start_all_gather(const OpCall& call) {
   dist::ProcessGroup& pg = dist::graph_process_group();
   std::string type = ops::to_string(call.inputs[0].type);
   try {
-    check_kernel_world("all_gather", call.attrs->index, pg);
+    check_kernel_world("all_gather", call.attrs->world_size, pg);
     // The operand stays live until the wait (compiler::collective_wait_step).
     auto work =
         pg.all_gather_async(call.inputs[0].data, call.output.data, call.inputs[0].type.nbytes());
@@ -79,9 +79,9 @@ std::unique_ptr<dist::Work> start_all_gather(const OpCall& call) {
 std::unique_ptr<dist::Work> start_reduce_scatter(const OpCall& call) {
   dist::ProcessGroup& pg = dist::graph_process_group();
   std::string type = ops::to_string(call.inputs[0].type);
-  dist::ReduceOp op = call.attrs->index == 1 ? dist::ReduceOp::mean : dist::ReduceOp::sum;
+  dist::ReduceOp op = call.attrs->reduce_op == 1 ? dist::ReduceOp::mean : dist::ReduceOp::sum;
   try {
-    check_kernel_world("reduce_scatter", call.attrs->end, pg);
+    check_kernel_world("reduce_scatter", call.attrs->world_size, pg);
     auto work = pg.reduce_scatter_async(call.inputs[0].data, call.output.data,
                                         static_cast<size_t>(call.output.type.numel()),
                                         dist::data_type_of(call.output.type.dtype), op);

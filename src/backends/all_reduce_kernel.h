@@ -16,7 +16,7 @@
 
 namespace loom::backends {
 
-/// Copies the operand of an all_reduce OpCall (attrs->index: 0 sum, 1 mean)
+/// Copies the operand of an all_reduce OpCall (attrs->reduce_op: 0 sum, 1 mean)
 /// into its output and starts the in-place reduction of the output. Do not
 /// touch the output until the returned Work's wait(), which throws
 /// loom::Error "[all_reduce] f32[N]: [dist] ..." when the collective fails
@@ -26,9 +26,9 @@ std::unique_ptr<dist::Work> start_all_reduce(const OpCall& call);
 /// start_all_reduce(call)->wait(): the blocking kernel.
 void run_all_reduce(const OpCall& call);
 
-/// all_gather (attrs->index = world size): starts the group's all_gather of
+/// all_gather (attrs->world_size): starts the group's all_gather of
 /// the operand [n, ...] into the output [W*n, ...] (rank order). reduce_scatter
-/// (attrs->index = 0 sum / 1 mean, attrs->end = world size): starts the
+/// (attrs->reduce_op = 0 sum / 1 mean, attrs->world_size): starts the
 /// group's reduce_scatter of the operand [W*n, ...] into the output [n, ...].
 /// Out of place; do not touch either buffer until wait(). Throw loom::Error
 /// "[all_gather] f32[N]: ..." when the world size in attrs is not the group's,

@@ -89,11 +89,14 @@ class Parser {
   }
   int64_t integer() {
     std::string w = word();
+    size_t used = 0;
+    int64_t v = 0;
     try {
-      return std::stoll(w);
+      v = std::stoll(w, &used);
     } catch (...) {
-      error("bad integer '" + w + "'");
     }
+    if (used == 0 || used != w.size()) error("bad integer '" + w + "'");
+    return v;
   }
   int value_id() {
     expect("%");
@@ -117,26 +120,33 @@ class Parser {
     t.shape = int_list();
     return t;
   }
+  void read(int64_t& v) { v = integer(); }
+  void read(double& v) {
+    std::string w = word();
+    size_t used = 0;
+    try {
+      v = std::stod(w, &used);
+    } catch (...) {
+    }
+    if (used == 0 || used != w.size()) error("bad number '" + w + "'");
+  }
+  void read(bool& v) {
+    std::string w = word();
+    if (w != "true" && w != "false") error("bad bool '" + w + "' (true or false)");
+    v = w == "true";
+  }
+  void read(DType& v) { v = dtype_from_name(word()); }
+  void read(std::vector<int64_t>& v) { v = int_list(); }
+  // key=value for any field of attrs.def (ops::for_each_attr).
   void attr(ops::Attrs& a, const std::string& key) {
     expect("=");
-    if (key == "shape") a.shape = int_list();
-    else if (key == "axes") a.axes = int_list();
-    else if (key == "axis") a.axis = integer();
-    else if (key == "start") a.start = integer();
-    else if (key == "end") a.end = integer();
-    else if (key == "step") a.step = integer();
-    else if (key == "index") a.index = integer();
-    else if (key == "scalar") a.scalar = std::stod(word());
-    else if (key == "scalar2") a.scalar2 = std::stod(word());
-    else if (key == "dtype") a.dtype = dtype_from_name(word());
-    else if (key == "keepdim") a.keepdim = word() == "true";
-    else if (key == "trans_a") a.trans_a = word() == "true";
-    else if (key == "trans_b") a.trans_b = word() == "true";
-    else if (key == "causal") a.causal = word() == "true";
-    else if (key == "perm_a") a.perm_a = int_list();
-    else if (key == "perm_b") a.perm_b = int_list();
-    else if (key == "perm_out") a.perm_out = int_list();
-    else error("unknown attribute '" + key + "'");
+    bool found = false;
+    ops::for_each_attr(a, [&](const char* name, auto& value, const auto&) {
+      if (found || key != name) return;
+      found = true;
+      read(value);
+    });
+    if (!found) error("unknown attribute '" + key + "'");
   }
   Instr instr() {
     Instr in;

@@ -45,8 +45,11 @@ void CompileCache::clear() {
 }
 
 namespace {
-// 2: graph hashes key ops by name (1 keyed them by their number in ops.def).
-constexpr const char* kMagic = "loom-compile-cache 2";
+// 3: typed attributes (ops/attrs.def): IR text keys such as fill_value= and
+// world_size= instead of scalar= / index= / end=, and graph hashes key each
+// non-default attribute by its name. 2: graph hashes key ops by name (1 keyed
+// them by their number in ops.def).
+constexpr const char* kMagic = "loom-compile-cache 3";
 }  // namespace
 
 std::string disk_cache_path(const Hash128& key) {

@@ -1,6 +1,8 @@
-// Printing of TensorType and Attrs for IR text and error messages.
+// Printing of TensorType and Attrs for IR text and error messages. Attrs are
+// printed generically from attrs.def (for_each_attr); ir/text.cpp parses them.
 #include "ops/attrs.h"
 
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -12,31 +14,27 @@ std::string to_string(const TensorType& type) {
   return short_names[static_cast<int>(type.dtype)] + loom::to_string(type.shape);
 }
 
+bool is_default(double value, double default_value) {
+  return std::memcmp(&value, &default_value, sizeof(double)) == 0;
+}
+
+namespace {
+void print_value(std::ostream& out, int64_t v) { out << v; }
+void print_value(std::ostream& out, double v) { out << v; }
+void print_value(std::ostream& out, bool v) { out << (v ? "true" : "false"); }
+void print_value(std::ostream& out, DType v) { out << dtype_name(v); }
+void print_value(std::ostream& out, const std::vector<int64_t>& v) { out << loom::to_string(v); }
+}  // namespace
+
 std::string to_string(const Attrs& a) {
-  static const Attrs defaults;
   std::ostringstream out;
   out << std::setprecision(std::numeric_limits<double>::max_digits10);
-  auto field = [&](const char* name, auto value) {
+  for_each_attr(a, [&](const char* name, const auto& value, const auto& default_value) {
+    if (is_default(value, default_value)) return;
     if (out.tellp() > 0) out << ' ';
-    out << name << '=' << value;
-  };
-  if (a.shape != defaults.shape) field("shape", loom::to_string(a.shape));
-  if (a.axes != defaults.axes) field("axes", loom::to_string(a.axes));
-  if (a.axis != defaults.axis) field("axis", a.axis);
-  if (a.start != defaults.start) field("start", a.start);
-  if (a.end != defaults.end) field("end", a.end);
-  if (a.step != defaults.step) field("step", a.step);
-  if (a.index != defaults.index) field("index", a.index);
-  if (a.scalar != defaults.scalar) field("scalar", a.scalar);
-  if (a.scalar2 != defaults.scalar2) field("scalar2", a.scalar2);
-  if (a.dtype != defaults.dtype) field("dtype", dtype_name(a.dtype));
-  if (a.keepdim) field("keepdim", "true");
-  if (a.trans_a) field("trans_a", "true");
-  if (a.trans_b) field("trans_b", "true");
-  if (a.causal) field("causal", "true");
-  if (!a.perm_a.empty()) field("perm_a", loom::to_string(a.perm_a));
-  if (!a.perm_b.empty()) field("perm_b", loom::to_string(a.perm_b));
-  if (!a.perm_out.empty()) field("perm_out", loom::to_string(a.perm_out));
+    out << name << '=';
+    print_value(out, value);
+  });
   return out.str();
 }
 

@@ -45,8 +45,9 @@ TensorType infer_unary(OpKind op, const TensorType& x, const Attrs& a) {
       return x;
     case OpKind::k_pow_scalar:
       if (is_floating(x.dtype)) return x;
-      return {x.shape,
-              a.scalar == static_cast<int64_t>(a.scalar) && a.scalar >= 0 ? x.dtype : DType::f32};
+      return {x.shape, a.exponent == static_cast<int64_t>(a.exponent) && a.exponent >= 0
+                           ? x.dtype
+                           : DType::f32};
     default:  // float math: exp, log, sqrt, rsqrt, tanh, erf, sigmoid, gelu*, sin, cos
       return {x.shape, is_floating(x.dtype) ? x.dtype : DType::f32};
   }
@@ -170,11 +171,11 @@ TensorType infer_shape_op(OpKind op, const Types& in, const Attrs& a) {
                  "[reshape] cannot reshape ", to_string(x.shape), " to ", to_string(a.shape));
       return {a.shape, x.dtype};
     case OpKind::k_permute: {
-      LOOM_CHECK(a.axes.size() == x.shape.size(), "[permute] perm of length ", a.axes.size(),
+      LOOM_CHECK(a.perm.size() == x.shape.size(), "[permute] perm of length ", a.perm.size(),
                  " for rank ", x.shape.size());
-      check_axes(op, a.axes, x.shape.size());
+      check_axes(op, a.perm, x.shape.size());
       Shape shape;
-      for (int64_t ax : a.axes) shape.push_back(x.shape[ax]);
+      for (int64_t ax : a.perm) shape.push_back(x.shape[ax]);
       return {shape, x.dtype};
     }
     case OpKind::k_expand: {
@@ -192,11 +193,12 @@ TensorType infer_shape_op(OpKind op, const Types& in, const Attrs& a) {
       LOOM_CHECK(a.axis >= 0 && a.axis < static_cast<int64_t>(x.shape.size()), "[slice] axis ",
                  a.axis, " is out of range for rank ", x.shape.size());
       int64_t dim = x.shape[a.axis];
-      LOOM_CHECK(a.step > 0 && a.start >= 0 && a.end <= dim && a.start <= std::max(a.end, a.start),
-                 "[slice] bounds start=", a.start, " end=", a.end, " step=", a.step,
-                 " are invalid for size ", dim);
+      LOOM_CHECK(
+          a.step > 0 && a.start >= 0 && a.stop <= dim && a.start <= std::max(a.stop, a.start),
+          "[slice] bounds start=", a.start, " stop=", a.stop, " step=", a.step,
+          " are invalid for size ", dim);
       Shape shape = x.shape;
-      shape[a.axis] = a.end > a.start ? (a.end - a.start + a.step - 1) / a.step : 0;
+      shape[a.axis] = a.stop > a.start ? (a.stop - a.start + a.step - 1) / a.step : 0;
       return {shape, x.dtype};
     }
     default: {  // concat
@@ -241,10 +243,10 @@ TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
     }
     case OpKind::k_one_hot:
       check_index(op, x);
-      LOOM_CHECK(a.index > 0, "[one_hot] num_classes must be positive, got ", a.index);
+      LOOM_CHECK(a.num_classes > 0, "[one_hot] num_classes must be positive, got ", a.num_classes);
       {
         Shape shape = x.shape;
-        shape.push_back(a.index);
+        shape.push_back(a.num_classes);
         return {shape, DType::i64};
       }
     case OpKind::k_index_select: {
@@ -301,13 +303,13 @@ TensorType infer_index(OpKind op, const Types& in, const Attrs& a) {
 // with `fixed` leading tensors (3: attention, 4: attention_backward, whose
 // in[3] is grad_out); returns the attention result type.
 TensorType check_attention_operands(OpKind op, const Types& in, const Attrs& a, int fixed) {
-  size_t extra = a.scalar2 > 0 ? 1 : 0, lead = static_cast<size_t>(fixed);
+  size_t extra = a.dropout_p > 0 ? 1 : 0, lead = static_cast<size_t>(fixed);
   LOOM_CHECK(in.size() == lead + extra || in.size() == lead + extra + 1, "[", name(op),
              "] expects ", fixed == 3 ? "q, k, v" : "q, k, v, grad_out", " and an optional mask",
              extra ? ", then the generator state (dropout p > 0)" : "", ", got ", in.size(),
              " operands");
-  LOOM_CHECK(a.scalar2 >= 0 && a.scalar2 < 1, "[", name(op), "] dropout p must be in [0, 1), got ",
-             a.scalar2);
+  LOOM_CHECK(a.dropout_p >= 0 && a.dropout_p < 1, "[", name(op),
+             "] dropout p must be in [0, 1), got ", a.dropout_p);
   const TensorType &q = in[0], &k = in[1], &v = in[2];
   check_floating(op, q);
   LOOM_CHECK(
@@ -410,16 +412,16 @@ TensorType infer_composite(OpKind op, const Types& in, const Attrs& a) {
 }
 
 // all_gather [n, ...] -> [W*n, ...]; reduce_scatter [W*n, ...] -> [n, ...]
-// (ops.def: W is attrs.index for all_gather, attrs.end for reduce_scatter).
+// (ops.def: W is attrs.world_size).
 TensorType infer_gather_scatter(OpKind op, const TensorType& x, const Attrs& a) {
   const bool gather = op == OpKind::k_all_gather;
   const char* what = gather ? "all_gather" : "reduce_scatter";
-  const int64_t world = gather ? a.index : a.end;
+  const int64_t world = a.world_size;
   LOOM_CHECK(x.dtype != DType::boolean, "[", what, "] dtype bool is not supported");
   LOOM_CHECK(world >= 1, "[", what, "] world size ", world, " is not >= 1");
   LOOM_CHECK(!x.shape.empty(), "[", what, "] needs an operand of rank >= 1, got ", to_string(x));
   if (!gather)
-    LOOM_CHECK(a.index == 0 || a.index == 1, "[reduce_scatter] reduce op ", a.index,
+    LOOM_CHECK(a.reduce_op == 0 || a.reduce_op == 1, "[reduce_scatter] reduce op ", a.reduce_op,
                " is not sum (0) or mean (1)");
   TensorType out = x;
   if (gather) {
@@ -475,7 +477,7 @@ TensorType infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs&
       return {a.shape, a.dtype};
     case OpKind::k_all_reduce:
       LOOM_CHECK(in[0].dtype != DType::boolean, "[all_reduce] dtype bool is not supported");
-      LOOM_CHECK(a.index == 0 || a.index == 1, "[all_reduce] reduce op ", a.index,
+      LOOM_CHECK(a.reduce_op == 0 || a.reduce_op == 1, "[all_reduce] reduce op ", a.reduce_op,
                  " is not sum (0) or mean (1)");
       return in[0];
     case OpKind::k_all_gather:
@@ -484,7 +486,8 @@ TensorType infer_type(OpKind op, const std::vector<TensorType>& in, const Attrs&
     case OpKind::k_dropout:
       LOOM_CHECK(in[1].dtype == DType::i64 && in[1].shape == Shape{2},
                  "[dropout] generator state must be int64[2]");
-      LOOM_CHECK(a.scalar >= 0 && a.scalar < 1, "[dropout] p must be in [0, 1), got ", a.scalar);
+      LOOM_CHECK(a.dropout_p >= 0 && a.dropout_p < 1, "[dropout] p must be in [0, 1), got ",
+                 a.dropout_p);
       return in[0];
     default:  // uniform, normal
       LOOM_CHECK(in[0].dtype == DType::i64 && in[0].shape == Shape{2}, "[", name(op),

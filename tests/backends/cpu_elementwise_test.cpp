@@ -54,14 +54,14 @@ TEST(CpuElementwise, UnarySpecialValues) {
 TEST(CpuElementwise, PowScalarExponents) {
   for (double e : {0.0, 1.0, 2.0, 3.0, -1.0, 0.5, -0.5, 1.7}) {
     ops::Attrs a;
-    a.scalar = e;
+    a.exponent = e;
     expect_match(OpKind::k_pow_scalar, a, {random_operand({1029}, DType::f32, 3, 0.01, 4)},
                  "pow_scalar f32 e=" + std::to_string(e));
     expect_match(OpKind::k_pow_scalar, a, {random_operand({17}, DType::bf16, 3, 0.01, 4)},
                  "pow_scalar bf16 e=" + std::to_string(e));
   }
   ops::Attrs a;
-  a.scalar = 3;  // integer power of integers stays integer
+  a.exponent = 3;  // integer power of integers stays integer
   expect_match(OpKind::k_pow_scalar, a, {random_operand({19}, DType::i64, 3, -9, 9)},
                "pow_scalar i64");
 }
@@ -201,13 +201,13 @@ TEST(CpuElementwise, FullAndArange) {
   for (DType dt : kAllDTypes) {
     ops::Attrs a;
     a.shape = {3, 1027};
-    a.scalar = -1.75;
+    a.fill_value = -1.75;
     a.dtype = dt;
     expect_match(OpKind::k_full, a, {}, std::string("full ") + dtype_name(dt), {0, 0});
     ops::Attrs r;
     r.shape = {2000};
-    r.scalar = -3;
-    r.scalar2 = 0.37;
+    r.range_start = -3;
+    r.range_step = 0.37;
     r.dtype = dt;
     expect_match(OpKind::k_arange, r, {}, std::string("arange ") + dtype_name(dt), {0, 0});
   }

@@ -171,7 +171,7 @@ void check_attention(const AttentionCase& c, const Operand* mask, DType dt,
   Operand v = random_operand(c.v, dt, 43, -1, 1);
   ops::Attrs a;
   a.causal = c.causal;
-  a.scalar = c.scale;
+  a.scale = c.scale;
   std::vector<Operand> in = {q, k, v};
   if (mask) in.push_back(*mask);
   Tolerance tol = dt == DType::f32 ? Tolerance{2e-6, 2e-6} : tolerance_for(dt);

@@ -252,7 +252,7 @@ TEST(CpuIndex, ADonatedCacheIsWrittenInPlaceByTheExecutable) {
 
 TEST(CpuIndex, OneHot) {
   ops::Attrs a;
-  a.index = 7;
+  a.num_classes = 7;
   expect_match(OpKind::k_one_hot, a, {operand_of({0, 6, 3, 3}, {2, 2}, DType::i64)}, "one_hot");
 }
 
@@ -281,7 +281,7 @@ TEST(CpuIndex, BadIndicesThrow) {
                 {w, operand_of({0, -2}, {1, 2}, DType::i64), random_operand({1, 2}, DType::f32, 3)},
                 "[scatter_add] index -2 is out of range for size 4");
   ops::Attrs oh;
-  oh.index = 3;
+  oh.num_classes = 3;
   expect_throws(OpKind::k_one_hot, oh, {operand_of({3}, {1}, DType::i64)},
                 "[one_hot] index 3 is out of range for size 3");
 }
@@ -294,14 +294,14 @@ TEST(CpuShape, PermuteEveryPermutation) {
       Operand x = random_operand(shape, dt, 11);
       do {
         ops::Attrs a;
-        a.axes = perm;
+        a.perm = perm;
         std::string p;
         for (int64_t v : perm) p += std::to_string(v);
         expect_match(OpKind::k_permute, a, {x}, "permute " + describe(x) + " perm " + p);
       } while (std::next_permutation(perm.begin(), perm.end()));
     }
   ops::Attrs big;  // large 2-D transpose: many tiles, several threads
-  big.axes = {1, 0};
+  big.perm = {1, 0};
   expect_match(OpKind::k_permute, big, {random_operand({300, 517}, DType::f32, 12)},
                "transpose 300x517");
 }
@@ -315,7 +315,7 @@ TEST(CpuShape, SliceConcatExpandReshape) {
         ops::Attrs a;
         a.axis = axis;
         a.start = start;
-        a.end = std::min<int64_t>(end, x.type.shape[axis]);
+        a.stop = std::min<int64_t>(end, x.type.shape[axis]);
         a.step = step;
         expect_match(OpKind::k_slice, a, {x}, "slice axis " + std::to_string(axis));
       }

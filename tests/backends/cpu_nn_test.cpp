@@ -46,13 +46,13 @@ TEST(CpuNn, LayerNormWidthsAndDtypes) {
   for (int64_t dim : {1, 7, 8, 9, 64, 768, 1027})
     for (DType dt : {DType::f32, DType::bf16}) {
       ops::Attrs a;
-      a.scalar = 1e-5;
+      a.eps = 1e-5;
       Operand x = random_operand({5, dim}, dt, 71, -3, 3);
       Operand w = random_operand({dim}, dt, 72, 0.5, 1.5), b = random_operand({dim}, dt, 73);
       expect_match(OpKind::k_layer_norm, a, {x, w, b}, "layer_norm " + describe(x));
     }
   ops::Attrs a;
-  a.scalar = 1e-12;
+  a.eps = 1e-12;
   Operand x = random_operand({2, 3, 128}, DType::f32, 74, 99, 101);  // mean 100, std ~0.6
   Operand w = random_operand({128}, DType::f32, 75), b = random_operand({128}, DType::f32, 76);
   expect_match(OpKind::k_layer_norm, a, {x, w, b}, "layer_norm large mean", {1e-6, 2e-5});
@@ -71,13 +71,13 @@ TEST(CpuNn, CrossEntropyIgnoreAndSmoothing) {
         Operand logits = random_operand({9, 37}, dt, 81, -6, 6);
         Operand target = operand_of({0, 36, -100, 5, 5, -100, 17, 1, 2}, {9}, tt);
         ops::Attrs a;
-        a.index = -100;
-        a.scalar = smoothing;
+        a.ignore_index = -100;
+        a.label_smoothing = smoothing;
         expect_match(OpKind::k_cross_entropy, a, {logits, target},
                      "cross_entropy " + describe(logits) + " eps " + std::to_string(smoothing));
       }
   ops::Attrs a;
-  a.index = 3;  // a custom ignore_index that is also a valid class
+  a.ignore_index = 3;  // a custom ignore_index that is also a valid class
   expect_match(OpKind::k_cross_entropy, a,
                {random_operand({4, 5}, DType::f32, 82), operand_of({3, 3, 3, 3}, {4}, DType::i64)},
                "cross_entropy all ignored");
@@ -89,7 +89,7 @@ TEST(CpuNn, CrossEntropyIgnoreAndSmoothing) {
 
 TEST(CpuNn, CrossEntropyBadTargetThrows) {
   ops::Attrs a;
-  a.index = -100;
+  a.ignore_index = -100;
   Operand logits = random_operand({3, 4}, DType::f32, 1);
   Operand target = operand_of({1, 4, 0}, {3}, DType::i64);
   ops::TensorType out_t{{}, DType::f32};

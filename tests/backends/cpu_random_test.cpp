@@ -30,7 +30,7 @@ TEST(CpuRandom, DropoutMaskIndependentOfThreadCount) {
     for (int64_t n : {1, 3, 4, 5, 1023, 1025, 100003})
       for (DType dt : {DType::f32, DType::bf16}) {
         ops::Attrs a;
-        a.scalar = 0.37;
+        a.dropout_p = 0.37;
         expect_match(OpKind::k_dropout, a, {random_operand({n}, dt, 1), generator(1234, 17)},
                      "dropout n=" + std::to_string(n) + " threads=" + std::to_string(threads),
                      {0, 0});
@@ -54,7 +54,7 @@ TEST(CpuRandom, UniformAndNormalBitIdentical) {
 
 TEST(CpuRandom, DropoutKeepsExpectedFraction) {
   ops::Attrs a;
-  a.scalar = 0.25;
+  a.dropout_p = 0.25;
   int64_t n = 200000;
   std::vector<double> out =
       run_on(backends::cpu_backend(), OpKind::k_dropout, a,

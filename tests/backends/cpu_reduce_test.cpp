@@ -49,7 +49,7 @@ TEST_P(CpuReduce, EveryAxisSetFloat) {
             ops::Attrs a;
             a.axes = axes;
             a.keepdim = keepdim;
-            a.index = 1;
+            a.correction = 1;
             Operand x = random_operand(shape, dt, 21);
             expect_match(
                 op, a, {x},
@@ -61,7 +61,7 @@ TEST_P(CpuReduce, VarCorrectionZeroAndSingleElement) {
   for (int64_t correction : {0, 1, 2}) {
     ops::Attrs a;
     a.axes = {1};
-    a.index = correction;
+    a.correction = correction;
     expect_match(OpKind::k_var, a, {random_operand({4, 5}, DType::f32, 2)}, "var correction");
     expect_match(OpKind::k_var, a, {random_operand({4, 1}, DType::f32, 2)}, "var of one element");
   }
@@ -97,10 +97,10 @@ TEST_P(CpuReduce, LongRowIsSplitAcrossThreads) {
   for (OpKind op : {OpKind::k_sum, OpKind::k_mean, OpKind::k_max, OpKind::k_min, OpKind::k_var}) {
     ops::Attrs a;
     a.axes = {1};
-    a.index = 1;
+    a.correction = 1;
     expect_match(op, a, {x}, std::string(ops::op_name(op)) + " long rows");
     ops::Attrs all;
-    all.index = 1;
+    all.correction = 1;
     expect_match(op, all, {x}, std::string(ops::op_name(op)) + " all");
   }
 }
@@ -138,7 +138,7 @@ TEST_P(CpuReduce, IntegerAndBoolInputs) {
 TEST_P(CpuReduce, EmptyInputs) {
   ops::Attrs a;
   a.axes = {1};
-  a.index = 1;
+  a.correction = 1;
   for (OpKind op : {OpKind::k_sum, OpKind::k_mean, OpKind::k_var})
     expect_match(op, a, {random_operand({3, 0}, DType::f32, 1)},
                  std::string(ops::op_name(op)) + " [3,0]");

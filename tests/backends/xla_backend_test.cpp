@@ -320,7 +320,7 @@ TEST(XlaCollectiveSplit, CutsAtCollectivesAndWiresStages) {
   // %0 in; %1 = mul(%0, %0); %2 = all_reduce(%1); %3 = add(%2, %0); return (%3, %1)
   ir::Graph g = ir::parse(R"(graph(%0: f32[4]) {
   %1 = mul(%0, %0) : f32[4]
-  %2 = all_reduce(%1) index=0 : f32[4]
+  %2 = all_reduce(%1) reduce_op=0 : f32[4]
   %3 = add(%2, %0) : f32[4]
   return (%3, %1)
 })");
@@ -338,10 +338,10 @@ TEST(XlaCollectiveSplit, IndependentCollectivesShareABoundary) {
   ir::Graph g = ir::parse(R"(graph(%0: f32[4], %1: f32[4]) {
   %2 = neg(%0) : f32[4]
   %3 = exp(%1) : f32[4]
-  %4 = all_reduce(%2) index=0 : f32[4]
-  %5 = all_reduce(%3) index=1 : f32[4]
+  %4 = all_reduce(%2) reduce_op=0 : f32[4]
+  %5 = all_reduce(%3) reduce_op=1 : f32[4]
   %6 = add(%4, %5) : f32[4]
-  %7 = all_reduce(%6) index=0 : f32[4]
+  %7 = all_reduce(%6) reduce_op=0 : f32[4]
   return (%7)
 })");
   backends::xla::SplitGraph s = backends::xla::split_at_collectives(g);

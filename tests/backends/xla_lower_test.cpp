@@ -113,7 +113,7 @@ TEST(XlaLower, AliasesBecomeAliasingOutputArgAttrs) {
   std::string text = lower_text(
       "graph(%0: f32[3], %1: f32[3], %2: i64[]) {\n"
       "  %3 = add(%0, %1) : f32[3]\n"
-      "  %4 = full() shape=[] scalar=1 dtype=int64 : i64[]\n"
+      "  %4 = full() shape=[] fill_value=1 dtype=int64 : i64[]\n"
       "  %5 = add(%2, %4) : i64[]\n"
       "  return (%3, %5)\n}\n",
       options);

@@ -29,7 +29,7 @@ const char* kHeadSplit =
     "  %2 = cast(%0) : f32[2,4,6]\n"
     "  %3 = add(%2, %1) : f32[2,4,6]\n"
     "  %4 = reshape(%3) shape=[2,4,3,2] : f32[2,4,3,2]\n"
-    "  %5 = permute(%4) axes=[0,2,1,3] : f32[2,3,4,2]\n"
+    "  %5 = permute(%4) perm=[0,2,1,3] : f32[2,3,4,2]\n"
     "  %6 = cast(%5) dtype=bfloat16 : bf16[2,3,4,2]\n"
     "  return (%6)\n}\n";
 
@@ -43,7 +43,7 @@ TEST(CastHoist, MovesNarrowingCastAboveReshapeAndPermute) {
             "  %3 = add(%2, %1) : f32[2,4,6]\n"
             "  %4 = cast(%3) dtype=bfloat16 : bf16[2,4,6]\n"
             "  %5 = reshape(%4) shape=[2,4,3,2] : bf16[2,4,3,2]\n"
-            "  %6 = permute(%5) axes=[0,2,1,3] : bf16[2,3,4,2]\n"
+            "  %6 = permute(%5) perm=[0,2,1,3] : bf16[2,3,4,2]\n"
             "  return (%6)\n}\n");
 }
 
@@ -54,7 +54,7 @@ TEST(CastHoist, CancelsRoundTripThroughF32) {
   std::string out = hoisted(
       "graph(%0: bf16[2,3,4,2]) {\n"
       "  %1 = cast(%0) : f32[2,3,4,2]\n"
-      "  %2 = permute(%1) axes=[0,2,1,3] : f32[2,4,3,2]\n"
+      "  %2 = permute(%1) perm=[0,2,1,3] : f32[2,4,3,2]\n"
       "  %3 = reshape(%2) shape=[2,4,6] : f32[2,4,6]\n"
       "  %4 = cast(%3) dtype=bfloat16 : bf16[2,4,6]\n"
       "  return (%4)\n}\n",
@@ -62,7 +62,7 @@ TEST(CastHoist, CancelsRoundTripThroughF32) {
   EXPECT_TRUE(changed);
   EXPECT_EQ(out,
             "graph(%0: bf16[2,3,4,2]) {\n"
-            "  %1 = permute(%0) axes=[0,2,1,3] : bf16[2,4,3,2]\n"
+            "  %1 = permute(%0) perm=[0,2,1,3] : bf16[2,4,3,2]\n"
             "  %2 = reshape(%1) shape=[2,4,6] : bf16[2,4,6]\n"
             "  return (%2)\n}\n");
 }
@@ -73,7 +73,7 @@ TEST(CastHoist, LeavesSharedMovementSliceAndWideningCasts) {
   std::string shared =
       "graph(%0: f32[2,3]) {\n"
       "  %1 = exp(%0) : f32[2,3]\n"
-      "  %2 = permute(%1) axes=[1,0] : f32[3,2]\n"
+      "  %2 = permute(%1) perm=[1,0] : f32[3,2]\n"
       "  %3 = cast(%2) dtype=bfloat16 : bf16[3,2]\n"
       "  return (%3, %2)\n}\n";
   EXPECT_EQ(hoisted(shared, &changed), shared);
@@ -82,7 +82,7 @@ TEST(CastHoist, LeavesSharedMovementSliceAndWideningCasts) {
   std::string slice =
       "graph(%0: f32[4,3]) {\n"
       "  %1 = exp(%0) : f32[4,3]\n"
-      "  %2 = slice(%1) end=2 : f32[2,3]\n"
+      "  %2 = slice(%1) stop=2 : f32[2,3]\n"
       "  %3 = cast(%2) dtype=bfloat16 : bf16[2,3]\n"
       "  return (%3)\n}\n";
   EXPECT_EQ(hoisted(slice, &changed), slice);
@@ -90,7 +90,7 @@ TEST(CastHoist, LeavesSharedMovementSliceAndWideningCasts) {
   // A widening cast stays where it is.
   std::string widen =
       "graph(%0: bf16[2,3]) {\n"
-      "  %1 = permute(%0) axes=[1,0] : bf16[3,2]\n"
+      "  %1 = permute(%0) perm=[1,0] : bf16[3,2]\n"
       "  %2 = cast(%1) : f32[3,2]\n"
       "  return (%2)\n}\n";
   EXPECT_EQ(hoisted(widen, &changed), widen);
@@ -103,12 +103,12 @@ TEST(CastHoist, RewrittenGraphIsBitIdentical) {
       "  %3 = cast(%0) : f32[2,4,6]\n"
       "  %4 = add(%3, %1) : f32[2,4,6]\n"
       "  %5 = reshape(%4) shape=[2,4,3,2] : f32[2,4,3,2]\n"
-      "  %6 = permute(%5) axes=[0,2,1,3] : f32[2,3,4,2]\n"
+      "  %6 = permute(%5) perm=[0,2,1,3] : f32[2,3,4,2]\n"
       "  %7 = cast(%6) dtype=bfloat16 : bf16[2,3,4,2]\n"
       "  %8 = exp(%2) : f32[4,1]\n"
       "  %9 = expand(%8) shape=[4,5] : f32[4,5]\n"
       "  %10 = cast(%9) dtype=float16 : f16[4,5]\n"
-      "  %11 = permute(%3) axes=[2,1,0] : f32[6,4,2]\n"
+      "  %11 = permute(%3) perm=[2,1,0] : f32[6,4,2]\n"
       "  %12 = cast(%11) dtype=bfloat16 : bf16[6,4,2]\n"
       "  return (%7, %10, %12)\n}\n";
   ir::Graph before = ir::parse(text);

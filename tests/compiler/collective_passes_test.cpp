@@ -34,8 +34,8 @@ TEST(CollectivePasses, DceKeepsAnUnusedAllReduce) {
 TEST(CollectivePasses, CseKeepsTwoIdenticalAllReduces) {
   const std::string text =
       "graph(%0: f32[3]) {\n"
-      "  %1 = all_reduce(%0) index=1 : f32[3]\n"
-      "  %2 = all_reduce(%0) index=1 : f32[3]\n"
+      "  %1 = all_reduce(%0) reduce_op=1 : f32[3]\n"
+      "  %2 = all_reduce(%0) reduce_op=1 : f32[3]\n"
       "  %3 = add(%1, %2) : f32[3]\n"
       "  return (%3)\n}\n";
   bool changed = true;
@@ -46,15 +46,15 @@ TEST(CollectivePasses, CseKeepsTwoIdenticalAllReduces) {
 TEST(CollectivePasses, PipelineKeepsAllReduceOfAConstantOrderedByReadiness) {
   ir::Graph g = ir::parse(
       "graph(%0: f32[2]) {\n"
-      "  %1 = full() shape=[2] scalar=3 : f32[2]\n"
+      "  %1 = full() shape=[2] fill_value=3 : f32[2]\n"
       "  %2 = all_reduce(%1) : f32[2]\n"
-      "  %3 = all_reduce(%0) index=1 : f32[2]\n"
+      "  %3 = all_reduce(%0) reduce_op=1 : f32[2]\n"
       "  %4 = mul(%2, %3) : f32[2]\n"
       "  return (%4)\n}\n");
   default_pipeline().run(g);
   std::vector<int64_t> reduce_ops;
   for (const ir::Instr& in : g.instrs)
-    if (in.op == ops::OpKind::k_all_reduce) reduce_ops.push_back(in.attrs.index);
+    if (in.op == ops::OpKind::k_all_reduce) reduce_ops.push_back(in.attrs.reduce_op);
   // all_reduce(%0) needs no instr, all_reduce(full) needs one: it goes second.
   EXPECT_EQ(reduce_ops, (std::vector<int64_t>{1, 0})) << ir::to_text(g);
 }

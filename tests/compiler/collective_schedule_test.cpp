@@ -39,9 +39,9 @@ TEST(CollectiveSchedule, AllReducesMoveUpByReadinessAndReadersMoveDown) {
       "  %3 = matmul(%2, %1) : f32[4,4]\n"
       "  %4 = log(%0) : f32[4,4]\n"
       "  %5 = exp(%1) : f32[4,4]\n"
-      "  %6 = all_reduce(%3) index=1 : f32[4,4]\n"
+      "  %6 = all_reduce(%3) reduce_op=1 : f32[4,4]\n"
       "  %7 = neg(%6) : f32[4,4]\n"
-      "  %8 = all_reduce(%4) index=1 : f32[4,4]\n"
+      "  %8 = all_reduce(%4) reduce_op=1 : f32[4,4]\n"
       "  %9 = add(%7, %8) : f32[4,4]\n"
       "  %10 = add(%9, %5) : f32[4,4]\n"
       "  return (%10)\n}\n");
@@ -59,12 +59,12 @@ TEST(CollectiveSchedule, AllGathersOfShardsStartFirstThenTheReduceScatter) {
   ir::Graph g = ir::parse(
       "graph(%0: f32[2], %1: f32[2], %2: f32[4]) {\n"
       "  %3 = log(%2) : f32[4]\n"
-      "  %4 = all_gather(%0) index=2 : f32[4]\n"
+      "  %4 = all_gather(%0) world_size=2 : f32[4]\n"
       "  %5 = mul(%4, %2) : f32[4]\n"
-      "  %6 = all_gather(%1) index=2 : f32[4]\n"
+      "  %6 = all_gather(%1) world_size=2 : f32[4]\n"
       "  %7 = mul(%6, %5) : f32[4]\n"
       "  %8 = add(%7, %3) : f32[4]\n"
-      "  %9 = reduce_scatter(%8) end=2 : f32[2]\n"
+      "  %9 = reduce_scatter(%8) world_size=2 : f32[2]\n"
       "  return (%9)\n}\n");
   EXPECT_TRUE(make_collective_schedule()->run(g));
   ir::verify(g);
@@ -91,7 +91,7 @@ TEST(CollectiveSchedule, TheDefaultPipelineSchedulesCollectives) {
       "graph(%0: f32[4,4], %1: f32[4,4]) {\n"
       "  %2 = matmul(%0, %1) : f32[4,4]\n"
       "  %3 = matmul(%2, %1) : f32[4,4]\n"
-      "  %4 = all_reduce(%2) index=1 : f32[4,4]\n"
+      "  %4 = all_reduce(%2) reduce_op=1 : f32[4,4]\n"
       "  %5 = add(%3, %4) : f32[4,4]\n"
       "  return (%5)\n}\n");
   default_pipeline().run(g);

@@ -91,7 +91,7 @@ TEST(Decompose, SoftmaxBecomesPrimitives) {
 TEST(Decompose, LeavesWhatItCannotRewrite) {
   ir::Graph g = ir::parse(
       "graph(%0: f32[3,0], %1: i64[3]) {\n"
-      "  %2 = cross_entropy(%0, %1) index=-100 : f32[]\n"
+      "  %2 = cross_entropy(%0, %1) ignore_index=-100 : f32[]\n"
       "  return (%2)\n}\n");
   EXPECT_FALSE(make_decompose(all_but(OpKind::k_cross_entropy))->run(g));
   EXPECT_EQ(g.instrs.size(), 1u);
@@ -112,7 +112,7 @@ TEST(Decompose, SoftmaxAndLogSoftmaxNumerics) {
 
 TEST(Decompose, LayerNormNumerics) {
   ops::Attrs a;
-  a.scalar = 1e-5;
+  a.eps = 1e-5;
   Operand w = cpu_test::random_operand({16}, DType::f32, 2),
           b = cpu_test::random_operand({16}, DType::f32, 3);
   expect_decomposition_matches(OpKind::k_layer_norm, a,
@@ -122,7 +122,7 @@ TEST(Decompose, LayerNormNumerics) {
   expect_decomposition_matches(OpKind::k_layer_norm, a,
                                {cpu_test::random_operand({4, 6, 16}, DType::f32, 1, 99, 101), w, b},
                                "f32, mean 100", 5e-5);
-  a.scalar = 0.5;
+  a.eps = 0.5;
   expect_decomposition_matches(OpKind::k_layer_norm, a,
                                {cpu_test::random_operand({5, 16}, DType::bf16, 4), w, b},
                                "bf16 with f32 weights, eps 0.5");
@@ -133,11 +133,11 @@ TEST(Decompose, CrossEntropyNumerics) {
   Operand t64 = cpu_test::operand_of({0, 4, -100, 2, 3, -100}, {6}, DType::i64);
   Operand t32 = cpu_test::operand_of({1, 1, 7, 0, 7, 4}, {6}, DType::i32);
   ops::Attrs a;
-  a.index = -100;
+  a.ignore_index = -100;
   expect_decomposition_matches(OpKind::k_cross_entropy, a, {logits, t64}, "ignore -100");
-  a.scalar = 0.1;
+  a.label_smoothing = 0.1;
   expect_decomposition_matches(OpKind::k_cross_entropy, a, {logits, t64}, "label smoothing 0.1");
-  a.index = 7;
+  a.ignore_index = 7;
   expect_decomposition_matches(OpKind::k_cross_entropy, a, {logits, t32}, "int32, ignore 7");
   Operand bf = cpu_test::random_operand({6, 5}, DType::bf16, 6, -4, 4);
   expect_decomposition_matches(OpKind::k_cross_entropy, a, {bf, t32}, "bf16");
@@ -161,7 +161,7 @@ TEST(Decompose, AttentionNumerics) {
   Operand bool_mask = cpu_test::operand_of(keep, {4, 6}, DType::boolean);
   expect_decomposition_matches(OpKind::k_attention, a, {q, k, v, bool_mask}, "causal + bool mask");
   a.causal = false;
-  a.scalar = 0.3;
+  a.scale = 0.3;
   expect_decomposition_matches(OpKind::k_attention, a, {q, k, v, bool_mask}, "bool mask, scale");
   // Float mask [2, 1, 4, 6], broadcast over heads; row 0 of batch 1 all -inf.
   Operand fmask = cpu_test::random_operand({2, 1, 4, 6}, DType::f32, 10, -3, 0);
@@ -244,13 +244,13 @@ TEST(Decompose, EdgeShapesMatchTheReference) {
   expect_decomposition_matches(OpKind::k_log_softmax, s,
                                {cpu_test::random_operand({}, DType::f32, 29)}, "rank 0");
   ops::Attrs c;
-  c.index = -100;
+  c.ignore_index = -100;
   expect_decomposition_matches(
       OpKind::k_cross_entropy, c,
       {cpu_test::random_operand({0, 5}, DType::f32, 30), cpu_test::operand_of({}, {0}, DType::i64)},
       "no rows: NaN", 1e-6, testing::Nan::kExpected);
   ops::Attrs l;
-  l.scalar = 1e-5;
+  l.eps = 1e-5;
   expect_decomposition_matches(OpKind::k_layer_norm, l,
                                {cpu_test::random_operand({3, 32}, DType::f16, 31),
                                 cpu_test::random_operand({32}, DType::f16, 32),
@@ -270,7 +270,7 @@ TEST(Decompose, AttentionWithHeadSizeZero) {
   a.causal = true;
   expect_decomposition_matches(OpKind::k_attention, a, {q, k, v}, "causal, default scale");
   a.causal = false;
-  a.scalar = 0.5;
+  a.scale = 0.5;
   expect_decomposition_matches(OpKind::k_attention, a, {q, k, v}, "scale 0.5");
 }
 

@@ -84,7 +84,7 @@ ir::Graph fused(const std::string& text, int64_t min_classes) {
 }
 
 TEST(FusedCrossEntropy, RewritesTheHeadAndMatchesTheUnfusedGraph) {
-  for (const char* attrs : {" index=-100", " index=-100 scalar=0.1"}) {
+  for (const char* attrs : {" ignore_index=-100", " ignore_index=-100 label_smoothing=0.1"}) {
     SCOPED_TRACE(attrs);
     int64_t c = 11, d = 5;
     std::string text = head_ir(c, d, attrs, "f32", "%6, %9, %11");
@@ -113,12 +113,15 @@ TEST(FusedCrossEntropy, LeavesOtherGraphsAlone) {
     EXPECT_FALSE(make_fused_cross_entropy(all_ops, min_classes)->run(g)) << why;
     EXPECT_EQ(ir::to_text(g), ir::to_text(ir::parse(text))) << why;
   };
-  unchanged(head_ir(11, 5, " index=-100", "f32", "%6, %9, %11"), 12, "vocabulary below threshold");
-  unchanged(head_ir(11, 5, " index=-100", "f32", "%6, %4, %9, %11"), 8, "logits are an output");
-  unchanged(head_ir(11, 5, " index=-100", "f32", "%6, %7"), 8, "logits gradient is an output");
-  unchanged(head_ir(11, 5, " index=-100", "bf16", "%6, %9, %11"), 8, "bf16 loss");
-  unchanged(head_ir(11, 5, " index=-100", "f32", "%6"), 8, "no backward (only dead code)");
-  ir::Graph g = ir::parse(head_ir(11, 5, " index=-100", "f32", "%6, %9, %11"));
+  unchanged(head_ir(11, 5, " ignore_index=-100", "f32", "%6, %9, %11"), 12,
+            "vocabulary below threshold");
+  unchanged(head_ir(11, 5, " ignore_index=-100", "f32", "%6, %4, %9, %11"), 8,
+            "logits are an output");
+  unchanged(head_ir(11, 5, " ignore_index=-100", "f32", "%6, %7"), 8,
+            "logits gradient is an output");
+  unchanged(head_ir(11, 5, " ignore_index=-100", "bf16", "%6, %9, %11"), 8, "bf16 loss");
+  unchanged(head_ir(11, 5, " ignore_index=-100", "f32", "%6"), 8, "no backward (only dead code)");
+  ir::Graph g = ir::parse(head_ir(11, 5, " ignore_index=-100", "f32", "%6, %9, %11"));
   EXPECT_FALSE(
       make_fused_cross_entropy(
           [](ops::OpKind op) { return op != ops::OpKind::k_fused_linear_cross_entropy; }, 8)
@@ -130,7 +133,7 @@ TEST(FusedCrossEntropy, OnlyOneGradientUsed) {
   int64_t c = 9, d = 4;
   for (const char* outputs : {"%6, %9", "%6, %11"}) {
     SCOPED_TRACE(outputs);
-    std::string text = head_ir(c, d, " index=-100", "f32", outputs);
+    std::string text = head_ir(c, d, " ignore_index=-100", "f32", outputs);
     ir::Graph after = fused(text, 1);
     EXPECT_TRUE(has_op(after, "fused_linear_cross_entropy"));
     std::vector<Operand> in = head_inputs(c, d, DType::f32);
@@ -154,10 +157,10 @@ TEST(FusedCrossEntropy, EnvThresholdAndBadTargets) {
   }
   {
     testing::ScopedEnv env("LOOM_FUSED_CE_MIN_CLASSES", "8");
-    ir::Graph g = ir::parse(head_ir(11, 5, " index=-100", "f32", "%6, %9, %11"));
+    ir::Graph g = ir::parse(head_ir(11, 5, " ignore_index=-100", "f32", "%6, %9, %11"));
     EXPECT_TRUE(make_fused_cross_entropy(all_ops)->run(g));
   }
-  ir::Graph g = fused(head_ir(11, 5, " index=-100", "f32", "%6, %9, %11"), 1);
+  ir::Graph g = fused(head_ir(11, 5, " ignore_index=-100", "f32", "%6, %9, %11"), 1);
   std::vector<Operand> in = head_inputs(11, 5, DType::f32);
   in[2] = cpu_test::operand_of({3, 11, 0, 1, 1, 2}, {6}, DType::i64);
   for (const backends::KernelBackend* b :
@@ -180,8 +183,8 @@ ir::Graph fused_ce_graph(int64_t n, int64_t c, int64_t d, DType dtype, double ep
   ir::Graph g;
   g.inputs = {{{n, d}, dtype}, {{c, d}, dtype}, {{n}, DType::i64}, {{}, DType::f32}};
   ops::Attrs a;
-  a.index = -100;
-  a.scalar = eps;
+  a.ignore_index = -100;
+  a.label_smoothing = eps;
   std::vector<ops::TensorType> types = g.inputs;
   g.instrs.push_back({ops::OpKind::k_fused_linear_cross_entropy,
                       a,
@@ -301,7 +304,7 @@ TEST(FusedCrossEntropy, Bf16KernelTargetTermWhenTheTargetDominates) {
 // A backend without the fused kernel gets its decomposition (the unfused
 // program, packed by concat): same numbers as the kernel.
 TEST(FusedCrossEntropy, DecompositionMatchesTheKernel) {
-  for (const char* attrs : {" index=-100", " index=-100 scalar=0.2"}) {
+  for (const char* attrs : {" ignore_index=-100", " ignore_index=-100 label_smoothing=0.2"}) {
     SCOPED_TRACE(attrs);
     std::string text =
         std::string("graph(%0: f32[6,5], %1: f32[11,5], %2: i64[6], %3: f32[]) {\n") +

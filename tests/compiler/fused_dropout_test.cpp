@@ -73,7 +73,7 @@ TEST(FusedDropout, JoinsTheGroupAroundIt) {
   ir::Graph g = ir::parse(
       "graph(%0: f32[4,300], %1: f32[], %2: i64[2], %3: f32[4,300]) {\n"
       "  %4 = mul(%0, %1) : f32[4,300]\n"
-      "  %5 = dropout(%4, %2) scalar=0.25 : f32[4,300]\n"
+      "  %5 = dropout(%4, %2) dropout_p=0.25 : f32[4,300]\n"
       "  %6 = add(%5, %3) : f32[4,300]\n"
       "  return (%6)\n}\n");
   Program p = lower(g, true);
@@ -90,7 +90,7 @@ TEST(FusedDropout, ForwardChainIsBitExact) {
       "graph(%0: f32[4,3001], %1: f32[3001], %2: i64[2]) {\n"
       "  %3 = add(%0, %1) : f32[4,3001]\n"
       "  %4 = gelu_tanh(%3) : f32[4,3001]\n"
-      "  %5 = dropout(%4, %2) scalar=0.1 : f32[4,3001]\n"
+      "  %5 = dropout(%4, %2) dropout_p=0.1 : f32[4,3001]\n"
       "  %6 = mul(%5, %5) : f32[4,3001]\n"
       "  return (%6, %5)\n}\n",
       1);
@@ -102,9 +102,9 @@ TEST(FusedDropout, BackwardUsesTheSameMask) {
   const std::string text =
       "graph(%0: f32[8,515], %1: f32[8,515], %2: i64[2]) {\n"
       "  %3 = tanh(%0) : f32[8,515]\n"
-      "  %4 = dropout(%3, %2) scalar=0.3 : f32[8,515]\n"
+      "  %4 = dropout(%3, %2) dropout_p=0.3 : f32[8,515]\n"
       "  %5 = mul(%1, %1) : f32[8,515]\n"
-      "  %6 = dropout(%5, %2) scalar=0.3 : f32[8,515]\n"
+      "  %6 = dropout(%5, %2) dropout_p=0.3 : f32[8,515]\n"
       "  %7 = neg(%6) : f32[8,515]\n"
       "  return (%4, %7)\n}\n";
   expect_dropout_fused_exact(text, 2);
@@ -126,7 +126,7 @@ TEST(FusedDropout, InsideRowReductionOffBlockBoundaries) {
     std::string t = std::string("f32[") + shape + "]";
     std::string rows = std::string("f32[") + (shape[0] == '7' ? "7" : "3") + ",1]";
     expect_dropout_fused_exact("graph(%0: " + t + ", %1: i64[2]) {\n  %2 = exp(%0) : " + t +
-                                   "\n  %3 = dropout(%2, %1) scalar=0.5 : " + t +
+                                   "\n  %3 = dropout(%2, %1) dropout_p=0.5 : " + t +
                                    "\n  %4 = sum(%3) axes=[1] keepdim=true : " + rows +
                                    "\n  %5 = div(%3, %4) : " + t + "\n  return (%5, %4)\n}\n",
                                1);
@@ -138,7 +138,7 @@ TEST(FusedDropout, InsideColumnReduction) {
   expect_dropout_fused_exact(
       "graph(%0: f32[600,96], %1: i64[2]) {\n"
       "  %2 = mul(%0, %0) : f32[600,96]\n"
-      "  %3 = dropout(%2, %1) scalar=0.2 : f32[600,96]\n"
+      "  %3 = dropout(%2, %1) dropout_p=0.2 : f32[600,96]\n"
       "  %4 = sum(%3) axes=[0] : f32[96]\n"
       "  return (%4, %3)\n}\n",
       1);
@@ -148,7 +148,7 @@ TEST(FusedDropout, Bf16RoundsAsTheUnfusedKernel) {
   expect_dropout_fused_exact(
       "graph(%0: bf16[5,700], %1: i64[2]) {\n"
       "  %2 = mul(%0, %0) : bf16[5,700]\n"
-      "  %3 = dropout(%2, %1) scalar=0.1 : bf16[5,700]\n"
+      "  %3 = dropout(%2, %1) dropout_p=0.1 : bf16[5,700]\n"
       "  %4 = add(%3, %0) : bf16[5,700]\n"
       "  return (%4)\n}\n",
       1, 1.0 / 128);
@@ -159,7 +159,7 @@ TEST(FusedDropout, AloneIsAOneOpGroupThatCanTakeItsInputsBuffer) {
   // (lower.cpp), so the memory plan may run it in place of its input.
   ir::Graph g = ir::parse(
       "graph(%0: f32[64], %1: i64[2]) {\n"
-      "  %2 = dropout(%0, %1) scalar=0.5 : f32[64]\n"
+      "  %2 = dropout(%0, %1) dropout_p=0.5 : f32[64]\n"
       "  return (%2)\n}\n");
   Program p = lower(g, true);
   ASSERT_EQ(p.steps.size(), 1u);

@@ -33,16 +33,16 @@ std::vector<std::string> gather_ops(const ir::Graph& g) {
 // gather at the top.
 const char* const kThreeLayers =
     "graph(%0: f32[2], %1: f32[2], %2: f32[2], %3: f32[4]) {\n"
-    "  %4 = all_gather(%0) index=2 : f32[4]\n"
-    "  %5 = all_gather(%1) index=2 : f32[4]\n"
-    "  %6 = all_gather(%2) index=2 : f32[4]\n"
+    "  %4 = all_gather(%0) world_size=2 : f32[4]\n"
+    "  %5 = all_gather(%1) world_size=2 : f32[4]\n"
+    "  %6 = all_gather(%2) world_size=2 : f32[4]\n"
     "  %7 = mul(%3, %4) : f32[4]\n"
     "  %8 = mul(%7, %5) : f32[4]\n"
     "  %9 = mul(%8, %6) : f32[4]\n"
     "  %10 = mul(%9, %6) : f32[4]\n"
     "  %11 = mul(%10, %5) : f32[4]\n"
     "  %12 = mul(%11, %4) : f32[4]\n"
-    "  %13 = reduce_scatter(%12) end=2 : f32[2]\n"
+    "  %13 = reduce_scatter(%12) world_size=2 : f32[2]\n"
     "  return (%13)\n}\n";
 
 TEST(GatherSchedule, LayersAreGatheredAgainForBackwardAndPrefetchedTwoAhead) {
@@ -99,10 +99,10 @@ TEST(GatherSchedule, ViewsAreClonedWithTheGatherAndPlacedAtTheirReaders) {
   // a second layer lies between the two uses.
   ir::Graph g = ir::parse(
       "graph(%0: f32[4], %1: f32[2], %2: f32[2,2]) {\n"
-      "  %3 = all_gather(%0) index=2 : f32[8]\n"
-      "  %4 = slice(%3) axis=0 start=0 end=4 step=1 : f32[4]\n"
+      "  %3 = all_gather(%0) world_size=2 : f32[8]\n"
+      "  %4 = slice(%3) axis=0 start=0 stop=4 step=1 : f32[4]\n"
       "  %5 = reshape(%4) shape=[2,2] : f32[2,2]\n"
-      "  %6 = all_gather(%1) index=2 : f32[4]\n"
+      "  %6 = all_gather(%1) world_size=2 : f32[4]\n"
       "  %7 = reshape(%6) shape=[2,2] : f32[2,2]\n"
       "  %8 = matmul(%2, %5) : f32[2,2]\n"
       "  %9 = matmul(%8, %7) : f32[2,2]\n"
@@ -121,8 +121,8 @@ TEST(GatherSchedule, TwoSegmentsOfOneLayerInterleavedAreNotSplit) {
   // layer's decay and no-decay groups are: neither span lies inside the other.
   ir::Graph g = ir::parse(
       "graph(%0: f32[2], %1: f32[2], %2: f32[4]) {\n"
-      "  %3 = all_gather(%0) index=2 : f32[4]\n"
-      "  %4 = all_gather(%1) index=2 : f32[4]\n"
+      "  %3 = all_gather(%0) world_size=2 : f32[4]\n"
+      "  %4 = all_gather(%1) world_size=2 : f32[4]\n"
       "  %5 = mul(%2, %3) : f32[4]\n"
       "  %6 = add(%5, %4) : f32[4]\n"
       "  %7 = mul(%6, %3) : f32[4]\n"
@@ -139,7 +139,7 @@ TEST(GatherSchedule, GraphWithoutGathersOfInputsIsUnchanged) {
   const std::string text =
       "graph(%0: f32[2]) {\n"
       "  %1 = exp(%0) : f32[2]\n"
-      "  %2 = all_gather(%1) index=2 : f32[4]\n"
+      "  %2 = all_gather(%1) world_size=2 : f32[4]\n"
       "  %3 = log(%2) : f32[4]\n"
       "  return (%3)\n}\n";
   ir::Graph g = ir::parse(text);

@@ -30,10 +30,10 @@ std::string index_add_folded(const std::string& text, bool* changed) {
 std::string split_grad(const std::string& dt, int s0, int s1, int s2, double zero = 0) {
   auto t = [&](const std::string& shape) { return " : " + dt + shape + "\n"; };
   auto r = [](int s) {
-    return "arange() shape=[4]" + (s ? " scalar=" + std::to_string(s) : std::string()) +
-           " scalar2=1 dtype=int64 : i64[4]\n";
+    return "arange() shape=[4]" + (s ? " range_start=" + std::to_string(s) : std::string()) +
+           " range_step=1 dtype=int64 : i64[4]\n";
   };
-  std::string z = zero == 0 ? "full() shape=[2,3,12]" : "full() shape=[2,3,12] scalar=1";
+  std::string z = zero == 0 ? "full() shape=[2,3,12]" : "full() shape=[2,3,12] fill_value=1";
   return "graph(%0: " + dt + "[2,3,4], %1: " + dt + "[2,3,4], %2: " + dt + "[2,3,4]) {\n" +
          "  %3 = " + z + t("[2,3,12]") + "  %4 = " + r(s0) + "  %5 = index_add(%3, %4, %0) axis=2" +
          t("[2,3,12]") + "  %6 = " + r(s1) + "  %7 = index_add(%3, %6, %1) axis=2" + t("[2,3,12]") +

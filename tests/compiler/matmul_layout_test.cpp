@@ -38,14 +38,14 @@ std::string attention_text(const std::string& dt) {
   return "graph(%0: " + t("[2,8,8]") + ", %1: " + t("[2,8,8]") + ", %2: " + t("[2,8,8]") +
          ") {\n"
          "  %3 = reshape(%0) shape=[2,8,2,4] : " +
-         t("[2,8,2,4]") + "\n" + "  %4 = permute(%3) axes=[0,2,1,3] : " + t("[2,2,8,4]") + "\n" +
+         t("[2,8,2,4]") + "\n" + "  %4 = permute(%3) perm=[0,2,1,3] : " + t("[2,2,8,4]") + "\n" +
          "  %5 = reshape(%1) shape=[2,8,2,4] : " + t("[2,8,2,4]") + "\n" +
-         "  %6 = permute(%5) axes=[0,2,1,3] : " + t("[2,2,8,4]") + "\n" +
+         "  %6 = permute(%5) perm=[0,2,1,3] : " + t("[2,2,8,4]") + "\n" +
          "  %7 = matmul(%4, %6) trans_b=true : " + t("[2,2,8,8]") + "\n" +
          "  %8 = reshape(%2) shape=[2,8,2,4] : " + t("[2,8,2,4]") + "\n" +
-         "  %9 = permute(%8) axes=[0,2,1,3] : " + t("[2,2,8,4]") + "\n" +
+         "  %9 = permute(%8) perm=[0,2,1,3] : " + t("[2,2,8,4]") + "\n" +
          "  %10 = matmul(%7, %9) : " + t("[2,2,8,4]") + "\n" +
-         "  %11 = permute(%10) axes=[0,2,1,3] : " + t("[2,8,2,4]") + "\n" +
+         "  %11 = permute(%10) perm=[0,2,1,3] : " + t("[2,8,2,4]") + "\n" +
          "  %12 = reshape(%11) shape=[2,8,8] : " + t("[2,8,8]") + "\n" + "  return (%12)\n}\n";
 }
 
@@ -73,7 +73,7 @@ TEST(MatmulLayout, ADeadPermuteOfAMatmulIsNotFolded) {
   std::string text =
       "graph(%0: f32[2,2,8,4], %1: f32[2,2,4,8]) {\n"
       "  %2 = matmul(%0, %1) : f32[2,2,8,8]\n"
-      "  %3 = permute(%2) axes=[0,2,1,3] : f32[2,8,2,8]\n"
+      "  %3 = permute(%2) perm=[0,2,1,3] : f32[2,8,2,8]\n"
       "  %4 = neg(%2) : f32[2,2,8,8]\n"
       "  return (%4)\n}\n";
   std::string out = layout_rewritten(text, &changed);
@@ -86,7 +86,7 @@ TEST(MatmulLayout, LeavesInvalidOrUselessFoldsAlone) {
   // The permuted q is also an output: its copy is needed anyway.
   std::string shared =
       "graph(%0: f32[2,8,2,4], %1: f32[2,2,4,8]) {\n"
-      "  %2 = permute(%0) axes=[0,2,1,3] : f32[2,2,8,4]\n"
+      "  %2 = permute(%0) perm=[0,2,1,3] : f32[2,2,8,4]\n"
       "  %3 = matmul(%2, %1) : f32[2,2,8,8]\n"
       "  return (%3, %2)\n}\n";
   EXPECT_EQ(layout_rewritten(shared, &changed), shared);
@@ -94,7 +94,7 @@ TEST(MatmulLayout, LeavesInvalidOrUselessFoldsAlone) {
   // A swap of the last two axes alone is trans_a (the algebraic pass's).
   std::string swap =
       "graph(%0: f32[2,2,4,8], %1: f32[2,2,4,8]) {\n"
-      "  %2 = permute(%0) axes=[0,1,3,2] : f32[2,2,8,4]\n"
+      "  %2 = permute(%0) perm=[0,1,3,2] : f32[2,2,8,4]\n"
       "  %3 = matmul(%2, %1) : f32[2,2,8,8]\n"
       "  return (%3)\n}\n";
   EXPECT_EQ(layout_rewritten(swap, &changed), swap);
@@ -102,7 +102,7 @@ TEST(MatmulLayout, LeavesInvalidOrUselessFoldsAlone) {
   // The stored last axis (unit stride) would become a batch axis.
   std::string gather =
       "graph(%0: f32[2,8,4,2], %1: f32[2,2,4,8]) {\n"
-      "  %2 = permute(%0) axes=[0,3,1,2] : f32[2,2,8,4]\n"
+      "  %2 = permute(%0) perm=[0,3,1,2] : f32[2,2,8,4]\n"
       "  %3 = matmul(%2, %1) : f32[2,2,8,8]\n"
       "  return (%3)\n}\n";
   EXPECT_EQ(layout_rewritten(gather, &changed), gather);
@@ -111,7 +111,7 @@ TEST(MatmulLayout, LeavesInvalidOrUselessFoldsAlone) {
   std::string out_gather =
       "graph(%0: f32[2,2,8,4], %1: f32[2,2,4,8]) {\n"
       "  %2 = matmul(%0, %1) : f32[2,2,8,8]\n"
-      "  %3 = permute(%2) axes=[2,3,0,1] : f32[8,8,2,2]\n"
+      "  %3 = permute(%2) perm=[2,3,0,1] : f32[8,8,2,2]\n"
       "  return (%3)\n}\n";
   EXPECT_EQ(layout_rewritten(out_gather, &changed), out_gather);
   EXPECT_FALSE(changed);
@@ -119,14 +119,14 @@ TEST(MatmulLayout, LeavesInvalidOrUselessFoldsAlone) {
   std::string two_readers =
       "graph(%0: f32[2,2,8,4], %1: f32[2,2,4,8]) {\n"
       "  %2 = matmul(%0, %1) : f32[2,2,8,8]\n"
-      "  %3 = permute(%2) axes=[0,2,1,3] : f32[2,8,2,8]\n"
+      "  %3 = permute(%2) perm=[0,2,1,3] : f32[2,8,2,8]\n"
       "  return (%3, %2)\n}\n";
   EXPECT_EQ(layout_rewritten(two_readers, &changed), two_readers);
   EXPECT_FALSE(changed);
   // Rank mismatch (a 2-D weight): left to the plain kernel.
   std::string weight =
       "graph(%0: f32[2,8,2,4], %1: f32[4,8]) {\n"
-      "  %2 = permute(%0) axes=[0,2,1,3] : f32[2,2,8,4]\n"
+      "  %2 = permute(%0) perm=[0,2,1,3] : f32[2,2,8,4]\n"
       "  %3 = matmul(%2, %1) : f32[2,2,8,8]\n"
       "  return (%3)\n}\n";
   EXPECT_EQ(layout_rewritten(weight, &changed), weight);
@@ -150,7 +150,7 @@ TEST(MatmulLayout, PermuteOfALayoutMatmulIsNotFoldedTwice) {
   std::string out = layout_rewritten(
       "graph(%0: f32[2,2,8,4], %1: f32[2,2,4,8], %2: f32[2,8,8,4]) {\n"
       "  %3 = matmul(%0, %1) : f32[2,2,8,8]\n"
-      "  %4 = permute(%3) axes=[0,2,1,3] : f32[2,8,2,8]\n"
+      "  %4 = permute(%3) perm=[0,2,1,3] : f32[2,8,2,8]\n"
       "  %5 = matmul(%4, %2) : f32[2,8,2,4]\n"
       "  return (%5)\n}\n",
       &changed);
@@ -164,7 +164,7 @@ TEST(MatmulLayout, PermuteReadByTwoMatmulsFoldsIntoBoth) {
   bool changed = false;
   std::string out = layout_rewritten(
       "graph(%0: f32[2,8,2,4], %1: f32[2,2,8,4], %2: f32[2,2,8,8]) {\n"
-      "  %3 = permute(%0) axes=[0,2,1,3] : f32[2,2,8,4]\n"
+      "  %3 = permute(%0) perm=[0,2,1,3] : f32[2,2,8,4]\n"
       "  %4 = matmul(%3, %1) trans_b=true : f32[2,2,8,8]\n"
       "  %5 = matmul(%2, %3) trans_a=true : f32[2,2,8,4]\n"
       "  return (%4, %5)\n}\n",

@@ -265,10 +265,10 @@ TEST(MemoryPlan, AliasedReshapesGiveTheUnplannedResults) {
 const char* kSliceViews =
     "graph(%0: f32[32,16], %1: f32[16,8]) {\n"
     "  %2 = matmul(%0, %1) : f32[32,8]\n"
-    "  %3 = slice(%2) end=8 : f32[8,8]\n"
-    "  %4 = slice(%2) start=8 end=32 : f32[24,8]\n"
-    "  %5 = slice(%2) axis=1 end=4 : f32[32,4]\n"
-    "  %6 = slice(%2) start=1 end=2 : f32[1,8]\n"
+    "  %3 = slice(%2) stop=8 : f32[8,8]\n"
+    "  %4 = slice(%2) start=8 stop=32 : f32[24,8]\n"
+    "  %5 = slice(%2) axis=1 stop=4 : f32[32,4]\n"
+    "  %6 = slice(%2) start=1 stop=2 : f32[1,8]\n"
     "  %7 = sum(%3) : f32[]\n"
     "  %8 = sum(%5) : f32[]\n"
     "  %9 = sum(%6) : f32[]\n"
@@ -295,8 +295,8 @@ TEST(MemoryPlan, RowSlicesAreViewsOtherSlicesCopies) {
 const char* kOverlappingViews =
     "graph(%0: f32[24,16], %1: f32[16,8]) {\n"
     "  %2 = matmul(%0, %1) : f32[24,8]\n"
-    "  %3 = slice(%2) end=16 : f32[16,8]\n"
-    "  %4 = slice(%2) start=8 end=24 : f32[16,8]\n"
+    "  %3 = slice(%2) stop=16 : f32[16,8]\n"
+    "  %4 = slice(%2) start=8 stop=24 : f32[16,8]\n"
     "  %5 = neg(%4) : f32[16,8]\n"
     "  %6 = add(%5, %3) : f32[16,8]\n"
     "  %7 = matmul(%6, %1) trans_b=true : f32[16,16]\n"
@@ -348,11 +348,11 @@ TEST(MemoryPlan, SliceViewsGiveTheUnplannedResults) {
 // row of the fused head, taken at the end of the step).
 std::string later_view_graph(int64_t start, bool late) {
   std::string view = "  %6 = slice(%4) start=" + std::to_string(start) +
-                     " end=" + std::to_string(start + 16) + " : f32[16,8]\n";
+                     " stop=" + std::to_string(start + 16) + " : f32[16,8]\n";
   std::string scatter = "  %7 = index_add(%5, %2, %3) : f32[16,8]\n";
   return "graph(%0: f32[32,16], %1: f32[16,8], %2: i64[4], %3: f32[4,8]) {\n"
          "  %4 = matmul(%0, %1) : f32[32,8]\n"
-         "  %5 = slice(%4) end=16 : f32[16,8]\n" +
+         "  %5 = slice(%4) stop=16 : f32[16,8]\n" +
          (late ? scatter + view : view + scatter) +
          "  %8 = matmul(%7, %1) trans_b=true : f32[16,16]\n"
          "  %9 = sum(%6) : f32[]\n"
@@ -395,7 +395,7 @@ TEST(MemoryPlan, ADyingViewIsWrittenOverWhenNoLaterReadOverlapsIt) {
 TEST(MemoryPlan, ACollectiveOperandLivesUntilTheWait) {
   Program p = lower(ir::parse("graph(%0: f32[16], %1: f32[32]) {\n"
                               "  %2 = neg(%0) : f32[16]\n"
-                              "  %3 = reduce_scatter(%2) end=2 : f32[8]\n"
+                              "  %3 = reduce_scatter(%2) world_size=2 : f32[8]\n"
                               "  %4 = exp(%1) : f32[32]\n"
                               "  %5 = neg(%4) : f32[32]\n"
                               "  %6 = mul(%3, %3) : f32[8]\n"
@@ -409,7 +409,7 @@ TEST(MemoryPlan, ACollectiveOperandLivesUntilTheWait) {
         << "%" << v << " shares the collective's operand bytes";
 
   Program q = lower(ir::parse("graph(%0: f32[16]) {\n"
-                              "  %1 = all_gather(%0) index=2 : f32[32]\n"
+                              "  %1 = all_gather(%0) world_size=2 : f32[32]\n"
                               "  %2 = exp(%0) : f32[16]\n"
                               "  %3 = neg(%2) : f32[16]\n"
                               "  %4 = mul(%1, %1) : f32[32]\n"
@@ -422,7 +422,7 @@ TEST(MemoryPlan, ACollectiveOperandLivesUntilTheWait) {
   // Only the caller reads the gather: its wait is after the last step, and
   // the fused neg at that step may not write over %0 (in place, donated).
   Program r = lower(ir::parse("graph(%0: f32[16]) {\n"
-                              "  %1 = all_gather(%0) index=2 : f32[32]\n"
+                              "  %1 = all_gather(%0) world_size=2 : f32[32]\n"
                               "  %2 = neg(%0) : f32[16]\n"
                               "  return (%1, %2)\n}\n"),
                     true);
@@ -448,11 +448,11 @@ TEST(MemoryPlan, ACollectiveOperandLivesUntilTheWait) {
 TEST(MemoryPlan, AReduceScatterIsWaitedForWhenTheSecondLaterOneStarts) {
   Program p = lower(ir::parse("graph(%0: f32[16]) {\n"
                               "  %1 = neg(%0) : f32[16]\n"
-                              "  %2 = reduce_scatter(%1) end=2 : f32[8]\n"
+                              "  %2 = reduce_scatter(%1) world_size=2 : f32[8]\n"
                               "  %3 = exp(%0) : f32[16]\n"
-                              "  %4 = reduce_scatter(%3) end=2 : f32[8]\n"
+                              "  %4 = reduce_scatter(%3) world_size=2 : f32[8]\n"
                               "  %5 = tanh(%0) : f32[16]\n"
-                              "  %6 = reduce_scatter(%5) end=2 : f32[8]\n"
+                              "  %6 = reduce_scatter(%5) world_size=2 : f32[8]\n"
                               "  %7 = add(%2, %4) : f32[8]\n"
                               "  %8 = add(%7, %6) : f32[8]\n"
                               "  return (%8)\n}\n"),

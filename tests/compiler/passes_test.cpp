@@ -22,7 +22,7 @@ TEST(IrText, RoundTrip) {
       "graph(%0: f32[4,8], %1: f32[]) {\n"
       "  %2 = mul(%0, %1) : f32[4,8]\n"
       "  %3 = sum(%2) axes=[1] keepdim=true : f32[4,1]\n"
-      "  %4 = full() shape=[2] scalar=0.10000000000000001 : f32[2]\n"
+      "  %4 = full() shape=[2] fill_value=0.10000000000000001 : f32[2]\n"
       "  return (%3, %4)\n"
       "}\n";
   EXPECT_EQ(ir::to_text(ir::parse(text)), text);
@@ -73,7 +73,7 @@ TEST(Algebraic, MulByOneAndAddZero) {
   bool changed = false;
   std::string out = run_pass(make_algebraic(),
                              "graph(%0: f32[2]) {\n"
-                             "  %1 = full() shape=[] scalar=1 : f32[]\n"
+                             "  %1 = full() shape=[] fill_value=1 : f32[]\n"
                              "  %2 = mul(%0, %1) : f32[2]\n"
                              "  %3 = full() : f32[]\n"
                              "  %4 = add(%3, %2) : f32[2]\n"
@@ -87,9 +87,9 @@ TEST(Algebraic, TransposeTransposeAndMatmulFlag) {
   bool changed = false;
   std::string out = run_pass(make_algebraic(),
                              "graph(%0: f32[2,3], %1: f32[4,3]) {\n"
-                             "  %2 = permute(%0) axes=[1,0] : f32[3,2]\n"
-                             "  %3 = permute(%2) axes=[1,0] : f32[2,3]\n"
-                             "  %4 = permute(%1) axes=[1,0] : f32[3,4]\n"
+                             "  %2 = permute(%0) perm=[1,0] : f32[3,2]\n"
+                             "  %3 = permute(%2) perm=[1,0] : f32[2,3]\n"
+                             "  %4 = permute(%1) perm=[1,0] : f32[3,4]\n"
                              "  %5 = matmul(%3, %4) : f32[2,4]\n"
                              "  return (%5)\n}\n",
                              &changed);
@@ -113,12 +113,12 @@ TEST(ConstFold, CastOfConstant) {
   bool changed = false;
   std::string out = run_pass(make_const_fold(),
                              "graph() {\n"
-                             "  %0 = full() shape=[2] scalar=1.5 : f32[2]\n"
+                             "  %0 = full() shape=[2] fill_value=1.5 : f32[2]\n"
                              "  %1 = cast(%0) dtype=int64 : i64[2]\n"
                              "  return (%1)\n}\n",
                              &changed);
   EXPECT_TRUE(changed);
-  EXPECT_NE(out.find("%1 = full() shape=[2] scalar=1 dtype=int64 : i64[2]"), std::string::npos)
+  EXPECT_NE(out.find("%1 = full() shape=[2] fill_value=1 dtype=int64 : i64[2]"), std::string::npos)
       << out;
 }
 
@@ -154,7 +154,7 @@ TEST(Fusion, LateOperandStartsNewGroup) {
   ir::Graph g = ir::parse(
       "graph(%0: f32[8]) {\n"
       "  %1 = exp(%0) : f32[8]\n"
-      "  %2 = full() shape=[] scalar=1 : f32[]\n"
+      "  %2 = full() shape=[] fill_value=1 : f32[]\n"
       "  %3 = add(%1, %2) : f32[8]\n"
       "  return (%3)\n}\n");
   Program p = lower(g, true);

@@ -139,7 +139,7 @@ TEST(Remat, ASecondRunChangesNothing) {
 TEST(Remat, KeepsOutputsAndCollectivesAndClonesDropoutWithItsGenerator) {
   const char* text =
       "graph(%0: f32[4,8], %1: i64[2], %2: f32[4,8]) {\n"
-      "  %3 = dropout(%0, %1) scalar=0.5 remat=1 : f32[4,8]\n"
+      "  %3 = dropout(%0, %1) dropout_p=0.5 remat=1 : f32[4,8]\n"
       "  %4 = all_reduce(%3) remat=1 : f32[4,8]\n"
       "  %5 = exp(%4) remat=1 : f32[4,8]\n"
       "  %6 = mul(%5, %3) remat=1 : f32[4,8]\n"
@@ -152,11 +152,11 @@ TEST(Remat, KeepsOutputsAndCollectivesAndClonesDropoutWithItsGenerator) {
   EXPECT_TRUE(changed);
   EXPECT_EQ(out,
             "graph(%0: f32[4,8], %1: i64[2], %2: f32[4,8]) {\n"
-            "  %3 = dropout(%0, %1) scalar=0.5 remat=1 : f32[4,8]\n"
+            "  %3 = dropout(%0, %1) dropout_p=0.5 remat=1 : f32[4,8]\n"
             "  %4 = all_reduce(%3) remat=1 : f32[4,8]\n"
             "  %5 = exp(%4) remat=1 : f32[4,8]\n"
             "  %6 = mul(%5, %3) remat=1 : f32[4,8]\n"
-            "  %7 = dropout(%0, %1) scalar=0.5 remat=-1 : f32[4,8]\n"
+            "  %7 = dropout(%0, %1) dropout_p=0.5 remat=-1 : f32[4,8]\n"
             "  %8 = mul(%5, %7) remat=-1 : f32[4,8]\n"
             "  %9 = mul(%8, %2) remat=-1 : f32[4,8]\n"
             "  %10 = mul(%9, %5) remat=-1 : f32[4,8]\n"
@@ -187,7 +187,7 @@ std::string residual_mlp(int layers, int rows, int width, bool marked) {
     h.push_back(emit("add(" + v(a.back()) + ", " + v(h.back()) + ")", act, k + 1));
   }
   int loss = emit("sum(" + v(h.back()) + ")", "f32[]", 0);
-  int one = emit("full() shape=[] scalar=1", "f32[]", 0);
+  int one = emit("full() shape=[] fill_value=1", "f32[]", 0);
   int g = emit(
       "expand(" + v(one) + ") shape=[" + std::to_string(rows) + "," + std::to_string(width) + "]",
       act, -1);

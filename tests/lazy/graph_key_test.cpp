@@ -68,7 +68,17 @@ TEST(GraphKey, HashesOpsByNameNotByTheirPlaceInOpsDef) {
   const ir::Graph g = ir::parse(
       "graph(%0: f32[4], %1: f32[4]) {\n  %2 = relu(%0) : f32[4]\n"
       "  %3 = mul(%2, %1) : f32[4]\n  %4 = sigmoid(%3) : f32[4]\n  return (%4)\n}\n");
-  EXPECT_EQ(ir::graph_hash(g).hex(), "6129205e3fb69a61c0a0a8cea916afc4");
+  EXPECT_EQ(ir::graph_hash(g).hex(), "84546db06c426c6fbe71e71f37dfa6f3");
+}
+
+// Attributes hash as (name, value) for each non-default field of attrs.def
+// (cache format 3): renaming a field or changing how values hash moves this.
+TEST(GraphKey, HashesAttributesByName) {
+  const ir::Graph g = ir::parse(
+      "graph(%0: f32[4,3], %1: i64[4]) {\n  %2 = cross_entropy(%0, %1) ignore_index=-100"
+      " label_smoothing=0.1 : f32[]\n  %3 = sum(%0) axes=[1] keepdim=true : f32[4,1]\n"
+      "  %4 = slice(%0) axis=1 start=1 stop=3 : f32[4,2]\n  return (%2, %3, %4)\n}\n");
+  EXPECT_EQ(ir::graph_hash(g).hex(), "45dfb0a308ba6d54a52ef4ab4aed9bd7");
 }
 
 }  // namespace

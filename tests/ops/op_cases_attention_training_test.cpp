@@ -62,7 +62,7 @@ Inputs attn_operands(const AttnSpec& c, CaseEnv& e) {
 ops::Attrs attn_attrs(const AttnSpec& c) {
   ops::Attrs a;
   a.causal = c.causal;
-  a.scalar2 = c.p;
+  a.dropout_p = c.p;
   return a;
 }
 

@@ -21,7 +21,7 @@ void add_collective_cases(std::vector<OpCase>& t) {
     Shape shape = s.shape;
     dist::ReduceOp op = s.op;
     ops::Attrs attrs;
-    attrs.index = op == dist::ReduceOp::mean ? 1 : 0;
+    attrs.reduce_op = op == dist::ReduceOp::mean ? 1 : 0;
     t.push_back({.op = ops::OpKind::k_all_reduce,
                  .name = s.name,
                  .dtypes = kNumeric,
@@ -32,7 +32,7 @@ void add_collective_cases(std::vector<OpCase>& t) {
   }
   for (const Shape& shape : std::vector<Shape>{{3, 13}, {1}, {0, 5}, {2, 1, 7}}) {
     ops::Attrs gather_attrs;
-    gather_attrs.index = 1;  // world size
+    gather_attrs.world_size = 1;
     t.push_back(
         {.op = ops::OpKind::k_all_gather,
          .name = "rows_" + std::to_string(shape[0]) + "_rank" + std::to_string(shape.size()),
@@ -43,8 +43,8 @@ void add_collective_cases(std::vector<OpCase>& t) {
          .attrs = gather_attrs});
     for (dist::ReduceOp op : {dist::ReduceOp::sum, dist::ReduceOp::mean}) {
       ops::Attrs attrs;
-      attrs.index = op == dist::ReduceOp::mean ? 1 : 0;
-      attrs.end = 1;  // world size
+      attrs.reduce_op = op == dist::ReduceOp::mean ? 1 : 0;
+      attrs.world_size = 1;
       t.push_back(
           {.op = ops::OpKind::k_reduce_scatter,
            .name = std::string(dist::reduce_op_name(op)) + "_rows_" + std::to_string(shape[0]) +

@@ -13,11 +13,10 @@ using ops::OpKind;
 
 Inputs no_operands(CaseEnv&) { return {}; }
 
-ops::Attrs creation_attrs(Shape shape, double scalar, double scalar2, DType dtype) {
+ops::Attrs creation_attrs(Shape shape, double range_step, DType dtype) {
   ops::Attrs a;
   a.shape = std::move(shape);
-  a.scalar = scalar;
-  a.scalar2 = scalar2;
+  a.range_step = range_step;
   a.dtype = dtype;
   return a;
 }
@@ -31,7 +30,7 @@ void add_full_cases(std::vector<OpCase>& t) {
                    [](const Inputs&, const CaseEnv& e) {
                      return zeros({3, 5}, e.dtype(), e.device());
                    },
-               .attrs = creation_attrs({3, 5}, 0.0, 0.0, DType::f32)});
+               .attrs = creation_attrs({3, 5}, 0.0, DType::f32)});
   t.push_back(
       {.op = OpKind::k_full,
        .name = "ones_rank0",
@@ -65,7 +64,7 @@ void add_arange_cases(std::vector<OpCase>& t) {
                .dtypes = kNumeric,
                .make = no_operands,
                .run = range(0, 10, 1),
-               .attrs = creation_attrs({10}, 0.0, 1.0, DType::f32)});
+               .attrs = creation_attrs({10}, 1.0, DType::f32)});
   t.push_back({.op = OpKind::k_arange,
                .name = "float_step",
                .dtypes = kFloats,
@@ -105,7 +104,7 @@ void add_random_cases(std::vector<OpCase>& t) {
                  .dtypes = kFloats,
                  .make = no_operands,
                  .run = draw({5, 7}, 7),
-                 .attrs = creation_attrs({5, 7}, 0.0, 0.0, DType::f32)});
+                 .attrs = creation_attrs({5, 7}, 0.0, DType::f32)});
     t.push_back({.op = op,
                  .name = "odd_1d",
                  .dtypes = kFloats,

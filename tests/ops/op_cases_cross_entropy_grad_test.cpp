@@ -36,8 +36,8 @@ const std::vector<Spec>& specs() {
 
 ops::Attrs attrs_of(const Spec& s) {
   ops::Attrs a;
-  a.index = s.ignore_index;
-  a.scalar = s.smoothing;
+  a.ignore_index = s.ignore_index;
+  a.label_smoothing = s.smoothing;
   return a;
 }
 

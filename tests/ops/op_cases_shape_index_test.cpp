@@ -241,7 +241,7 @@ void add_embedding_cases(std::vector<OpCase>& t) {
     std::optional<ops::Attrs> attrs;
     if (std::string(s.name) == "ids_1d") {
       attrs = ops::Attrs{};
-      attrs->index = classes;
+      attrs->num_classes = classes;
     }
     t.push_back(
         {.op = OpKind::k_one_hot,

@@ -2,7 +2,7 @@
 // reference's exact semantics: scores = scale q k^T (scale 0 = 1/sqrt(D)),
 // causal mask j > i aligned top left, then the mask (bool: true = attend,
 // false = -inf; float: added), softmax over keys, a row with nothing to
-// attend gives zeros, then (attrs.scalar2 = p > 0) inverted dropout on the
+// attend gives zeros, then (attrs.dropout_p = p > 0) inverted dropout on the
 // probabilities with the generator operand, element (b, i, j) drawing
 // Philox stream index (b T + i) S + j as the dropout op on the [..., T, S]
 // probabilities would. Work is split into tasks of kRows query rows of one

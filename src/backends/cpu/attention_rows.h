@@ -46,10 +46,10 @@ inline Dims dims_of(const OpCall& call) {
   // Grouped-query attention: q batch item b reads k/v item b / group (ops.def).
   int64_t kv_heads = r >= 3 ? call.inputs[1].type.shape[r - 3] : 1;
   m.group = r >= 3 && kv_heads > 0 ? std::max<int64_t>(1, qs[r - 3] / kv_heads) : 1;
-  double scale = call.attrs->scalar != 0 ? call.attrs->scalar : 1.0 / std::sqrt(double(m.d));
+  double scale = call.attrs->scale != 0 ? call.attrs->scale : 1.0 / std::sqrt(double(m.d));
   m.scale = static_cast<float>(scale);
   m.causal = call.attrs->causal;
-  m.p = call.attrs->scalar2;
+  m.p = call.attrs->dropout_p;
   int gen = ops::attention_generator_operand(call.inputs.size(), *call.attrs);
   if (gen >= 0) {
     const int64_t* g = call.inputs[gen].as<int64_t>();

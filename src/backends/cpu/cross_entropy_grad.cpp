@@ -119,7 +119,7 @@ float* chunk_scratch(int64_t floats) {
 void cpu_cross_entropy_backward(const OpCall& call) {
   int64_t n = call.inputs[0].type.shape[0], classes = call.inputs[0].type.shape[1];
   Targets tg =
-      checked_targets(call.inputs[1], classes, call.attrs->index, "cross_entropy_backward");
+      checked_targets(call.inputs[1], classes, call.attrs->ignore_index, "cross_entropy_backward");
   std::vector<float> g = to_f32(call.inputs[2]);
   float scale = g[0] / static_cast<float>(std::max<int64_t>(tg.count, 1));
   if (n == 0 || classes == 0) return;
@@ -127,8 +127,8 @@ void cpu_cross_entropy_backward(const OpCall& call) {
   F32Output out(call.output);
   std::memcpy(out.data(), in.data(), sizeof(float) * n * classes);
   std::vector<double> loss(n);
-  grad_rows(out.data(), n, classes, tg.t.data(), call.attrs->index, call.attrs->scalar, scale,
-            loss.data());
+  grad_rows(out.data(), n, classes, tg.t.data(), call.attrs->ignore_index,
+            call.attrs->label_smoothing, scale, loss.data());
   out.finish();
 }
 
@@ -337,8 +337,8 @@ bool fused_ce_bf16_transposed() { return bf16_logits_transposed_impl(); }
 void cpu_fused_linear_cross_entropy(const OpCall& call) {
   int64_t n = call.inputs[0].type.shape[0], dim = call.inputs[0].type.shape[1];
   int64_t classes = call.inputs[1].type.shape[0];
-  int64_t ignore = call.attrs->index;
-  double eps = call.attrs->scalar;
+  int64_t ignore = call.attrs->ignore_index;
+  double eps = call.attrs->label_smoothing;
   Targets tg = checked_targets(call.inputs[2], classes, ignore, "fused_linear_cross_entropy");
   float scale = call.inputs[3].as<float>()[0] / static_cast<float>(std::max<int64_t>(tg.count, 1));
   float* dw = call.output.as<float>();

@@ -155,7 +155,7 @@ void run_chunked(const OpCall& call, void (*load)(const void*, DType, int64_t, i
 }
 
 void compute_f32(const OpCall& c, const float* x, float* y, int64_t n) {
-  unary_f32(c.op, c.attrs ? c.attrs->scalar : 0.0, x, y, n);
+  unary_f32(c.op, c.attrs ? c.attrs->exponent : 0.0, x, y, n);
 }
 void compute_i64(const OpCall& c, const int64_t* x, int64_t* y, int64_t n) {
   unary_i64(c.op, x, y, n);
@@ -165,7 +165,7 @@ void compute_i64(const OpCall& c, const int64_t* x, int64_t* y, int64_t n) {
 void run_f32_direct(const OpCall& call) {
   const float* x = call.inputs[0].as<float>();
   float* y = call.output.as<float>();
-  double scalar = call.attrs ? call.attrs->scalar : 0.0;
+  double scalar = call.attrs ? call.attrs->exponent : 0.0;
   parallel_for(call.output.type.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
     for (int64_t pos = begin; pos < end; pos += kChunk)
       unary_f32(call.op, scalar, x + pos, y + pos, std::min(kChunk, end - pos));
@@ -215,7 +215,7 @@ void fill_as(const MutView& out, const unsigned char* value) {
 void cpu_full(const OpCall& call) {
   const MutView& out = call.output;
   unsigned char value[8];
-  store_from_double(value, out.type.dtype, 0, call.attrs->scalar);
+  store_from_double(value, out.type.dtype, 0, call.attrs->fill_value);
   switch (dtype_size(out.type.dtype)) {
     case 1:
       return fill_as<uint8_t>(out, value);
@@ -230,7 +230,7 @@ void cpu_full(const OpCall& call) {
 
 void cpu_arange(const OpCall& call) {
   const MutView& out = call.output;
-  double start = call.attrs->scalar, step = call.attrs->scalar2;
+  double start = call.attrs->range_start, step = call.attrs->range_step;
   bool integral = is_integral(out.type.dtype);  // bool goes through f32: value != 0
   parallel_for(out.type.numel(), kElementGrain, [&](int64_t begin, int64_t end) {
     for (int64_t pos = begin; pos < end; pos += kChunk) {

@@ -146,7 +146,7 @@ void eval_dropout(const compiler::FusedOp& op, const FusedCall& call, int64_t be
                   float* o, int64_t n) {
   const int64_t* gen = call.inputs[op.args[1]].as<int64_t>();
   dropout_f32(static_cast<uint64_t>(gen[0]), static_cast<uint64_t>(gen[1]),
-              static_cast<uint64_t>(begin), op.attrs.scalar, x, o, n);
+              static_cast<uint64_t>(begin), op.attrs.dropout_p, x, o, n);
 }
 
 // args[k] is operand k's chunk (op.args.size() of them, at most 3); the
@@ -174,7 +174,7 @@ void eval_op(const compiler::FusedOp& op, const float* const* args, float* o, in
     case OpKind::k_sign:
     case OpKind::k_cast:
     case OpKind::k_pow_scalar:
-      unary_f32(op.op, op.attrs.scalar, a, o, n);  // the eager kernels' arithmetic
+      unary_f32(op.op, op.attrs.exponent, a, o, n);  // the eager kernels' arithmetic
       break;
     case OpKind::k_add:
       map2(a, b, o, n, [](float x, float y) { return x + y; });

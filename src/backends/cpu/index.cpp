@@ -301,7 +301,7 @@ void cpu_scatter_add(const OpCall& call) {
 }
 
 void cpu_one_hot(const OpCall& c) {
-  int64_t classes = c.attrs->index;
+  int64_t classes = c.attrs->num_classes;
   std::vector<int64_t> idx = checked_indices(c.inputs[0], classes, "one_hot");
   int64_t* out = c.output.as<int64_t>();
   parallel_for(static_cast<int64_t>(idx.size()), byte_grain(classes * 8),

@@ -101,7 +101,7 @@ void cpu_layer_norm(const OpCall& call) {
   F32Output out(call.output);
   const float *x = in.data(), *w = weight.data(), *bs = bias.data();
   float* y = out.data();
-  double eps = call.attrs->scalar;
+  double eps = call.attrs->eps;
   parallel_for(rows, row_grain(dim), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const float* xr = x + r * dim;
@@ -118,8 +118,8 @@ void cpu_layer_norm(const OpCall& call) {
 void cpu_cross_entropy(const OpCall& call) {
   int64_t n = call.inputs[0].type.shape[0], classes = call.inputs[0].type.shape[1];
   const ConstView& target = call.inputs[1];
-  int64_t ignore = call.attrs->index;
-  double eps = call.attrs->scalar;
+  int64_t ignore = call.attrs->ignore_index;
+  double eps = call.attrs->label_smoothing;
   std::vector<int64_t> t = to_i64(target);
   for (int64_t i = 0; i < n; ++i)  // validate before any parallel work
     LOOM_CHECK(t[i] == ignore || (t[i] >= 0 && t[i] < classes), "[cross_entropy] target ", t[i],

@@ -246,7 +246,7 @@ void dropout_f32(uint64_t seed, uint64_t offset, uint64_t first, double p, const
 
 void cpu_dropout(const OpCall& c) {
   Gen g = gen_of(c.inputs[1]);
-  double p = c.attrs->scalar;
+  double p = c.attrs->dropout_p;
   const ConstView& x = c.inputs[0];
   const MutView& out = c.output;
   for_each_chunk(out.type.numel(), [&](int64_t b, int64_t e) {

@@ -268,7 +268,7 @@ void reduce_typed(const OpCall& call, const T* x) {
     permute_copy(x, in.type.shape, l.perm, sizeof(T), permuted.data());
     x = permuted.data();
   }
-  int64_t n = out.type.numel(), correction = call.attrs->index;
+  int64_t n = out.type.numel(), correction = call.attrs->correction;
   bool float_sum = std::is_same_v<T, float> && op != OpKind::k_argmax && op != OpKind::k_max &&
                    op != OpKind::k_min;
   if (float_sum) {

@@ -137,7 +137,7 @@ void cpu_reshape(const OpCall& c) {
 }
 
 void cpu_permute(const OpCall& c) {
-  permute_copy(c.inputs[0].data, c.inputs[0].type.shape, c.attrs->axes,
+  permute_copy(c.inputs[0].data, c.inputs[0].type.shape, c.attrs->perm,
                dtype_size(c.inputs[0].type.dtype), c.output.data);
 }
 

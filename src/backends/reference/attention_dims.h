@@ -2,8 +2,8 @@
 // attention_backward.cpp) read off an attention OpCall: q [..., T, D],
 // k [..., S, D], v [..., S, Dv], batch items of q, the grouped-query group
 // (consecutive q heads sharing one k/v head: q item b reads k/v item
-// b / group), the softmax scale (attrs.scalar, 0 = 1/sqrt(D)), the mask
-// operand (-1: none), the dropout probability (attrs.scalar2) and its
+// b / group), the softmax scale (attrs.scale, 0 = 1/sqrt(D)), the mask
+// operand (-1: none), the dropout probability (attrs.dropout_p) and its
 // generator's (seed, offset). Assumes shapes already checked by ops::infer.
 #pragma once
 
@@ -36,9 +36,9 @@ inline AttentionDims attention_dims(const OpCall& c, int fixed) {
   a.dv = c.inputs[2].type.shape[r - 1];
   a.batch = a.t_len * a.d == 0 ? 0 : c.inputs[0].type.numel() / (a.t_len * a.d);
   a.group = std::max<int64_t>(r >= 3 && ks[r - 3] > 0 ? qs[r - 3] / ks[r - 3] : 1, 1);
-  a.scale = c.attrs->scalar != 0 ? c.attrs->scalar : 1.0 / std::sqrt(double(a.d));
+  a.scale = c.attrs->scale != 0 ? c.attrs->scale : 1.0 / std::sqrt(double(a.d));
   a.mask_at = ops::attention_mask_operand(c.inputs.size(), fixed, *c.attrs);
-  a.drop = c.attrs->scalar2;
+  a.drop = c.attrs->dropout_p;
   int gen = ops::attention_generator_operand(c.inputs.size(), *c.attrs);
   a.seed = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[0]) : 0;
   a.offset = gen >= 0 ? uint64_t(c.inputs[gen].as<int64_t>()[1]) : 0;

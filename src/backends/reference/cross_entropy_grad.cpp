@@ -58,31 +58,33 @@ double row_grad(const double* z, double* dz, int64_t classes, int64_t t, double 
 
 void ref_cross_entropy_backward(const OpCall& c) {
   int64_t n = c.inputs[0].type.shape[0], classes = c.inputs[0].type.shape[1];
-  Targets tg = load_targets(c.inputs[1], n, classes, c.attrs->index, "cross_entropy_backward");
+  Targets tg =
+      load_targets(c.inputs[1], n, classes, c.attrs->ignore_index, "cross_entropy_backward");
   std::vector<double> x = load(c.inputs[0]), g = load(c.inputs[2]), d(x.size(), 0.0);
   double scale = g[0] / double(std::max<int64_t>(tg.count, 1));
   for (int64_t i = 0; i < n; ++i)
-    if (tg.t[i] != c.attrs->index)
-      row_grad(&x[i * classes], &d[i * classes], classes, tg.t[i], c.attrs->scalar, scale);
+    if (tg.t[i] != c.attrs->ignore_index)
+      row_grad(&x[i * classes], &d[i * classes], classes, tg.t[i], c.attrs->label_smoothing, scale);
   store(c.output, d);
 }
 
 void ref_fused_linear_cross_entropy(const OpCall& c) {
   int64_t n = c.inputs[0].type.shape[0], dim = c.inputs[0].type.shape[1];
   int64_t classes = c.inputs[1].type.shape[0];
-  Targets tg = load_targets(c.inputs[2], n, classes, c.attrs->index, "fused_linear_cross_entropy");
+  Targets tg =
+      load_targets(c.inputs[2], n, classes, c.attrs->ignore_index, "fused_linear_cross_entropy");
   std::vector<double> h = load(c.inputs[0]), w = load(c.inputs[1]), g = load(c.inputs[3]);
   std::vector<double> z(classes), dz(classes), out((classes + n + 1) * dim, 0.0);
   double* dw = out.data();
   double* dh = out.data() + classes * dim;
   double scale = g[0] / double(std::max<int64_t>(tg.count, 1)), total = 0;
   for (int64_t i = 0; i < n; ++i) {
-    if (tg.t[i] == c.attrs->index) continue;
+    if (tg.t[i] == c.attrs->ignore_index) continue;
     for (int64_t k = 0; k < classes; ++k) {
       z[k] = 0;
       for (int64_t j = 0; j < dim; ++j) z[k] += h[i * dim + j] * w[k * dim + j];
     }
-    total += row_grad(z.data(), dz.data(), classes, tg.t[i], c.attrs->scalar, scale);
+    total += row_grad(z.data(), dz.data(), classes, tg.t[i], c.attrs->label_smoothing, scale);
     for (int64_t k = 0; k < classes; ++k)
       for (int64_t j = 0; j < dim; ++j) {
         dh[i * dim + j] += dz[k] * w[k * dim + j];

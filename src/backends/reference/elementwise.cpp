@@ -97,7 +97,7 @@ void ref_cast(const OpCall& c) {
   unary(c, [](double x) { return x; });
 }
 void ref_pow_scalar(const OpCall& c) {
-  double e = c.attrs->scalar;
+  double e = c.attrs->exponent;
   unary(c, [e](double x) { return std::pow(x, e); });
 }
 
@@ -158,12 +158,13 @@ void ref_where(const OpCall& c) {
 }
 
 void ref_full(const OpCall& c) {
-  store(c.output, std::vector<double>(c.output.type.numel(), c.attrs->scalar));
+  store(c.output, std::vector<double>(c.output.type.numel(), c.attrs->fill_value));
 }
 
 void ref_arange(const OpCall& c) {
   std::vector<double> r(c.output.type.numel());
-  for (size_t i = 0; i < r.size(); ++i) r[i] = c.attrs->scalar + c.attrs->scalar2 * double(i);
+  for (size_t i = 0; i < r.size(); ++i)
+    r[i] = c.attrs->range_start + c.attrs->range_step * double(i);
   store(c.output, r);
 }
 

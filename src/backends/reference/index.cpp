@@ -99,7 +99,7 @@ void ref_scatter_add(const OpCall& c) {
 }
 
 void ref_one_hot(const OpCall& c) {
-  int64_t classes = c.attrs->index;
+  int64_t classes = c.attrs->num_classes;
   std::vector<double> r(c.output.type.numel(), 0.0);
   for (int64_t t = 0; t < c.inputs[0].type.numel(); ++t)
     r[t * classes + checked_index(c.inputs[0], t, classes, "one_hot")] = 1.0;

@@ -4,7 +4,7 @@
 // label smoothing as torch.nn.CrossEntropyLoss: (1-e)*nll + e/C * sum -log p),
 // scaled-dot-product attention (Vaswani et al. 2017; causal mask aligned top
 // left as torch's is_causal; bool mask true = attend, float mask added; a row
-// with nothing to attend gives zeros; dropout p = attrs.scalar2 > 0 on the
+// with nothing to attend gives zeros; dropout p = attrs.dropout_p > 0 on the
 // probabilities: element (b, i, j) kept when philox::uniform(seed, offset,
 // (b T + i) S + j) >= p and scaled by 1/(1-p), the dropout op's draw on the
 // [..., T, S] probabilities).
@@ -52,7 +52,7 @@ void ref_layer_norm(const OpCall& c) {
     mean /= double(dim);
     for (int64_t j = 0; j < dim; ++j) var += (xr[j] - mean) * (xr[j] - mean);
     var /= double(dim);
-    double rstd = 1.0 / std::sqrt(var + c.attrs->scalar);
+    double rstd = 1.0 / std::sqrt(var + c.attrs->eps);
     for (int64_t j = 0; j < dim; ++j) r[row * dim + j] = (xr[j] - mean) * rstd * w[j] + b[j];
   }
   store(c.output, r);
@@ -60,14 +60,14 @@ void ref_layer_norm(const OpCall& c) {
 
 void ref_cross_entropy(const OpCall& c) {
   int64_t n = c.inputs[0].type.shape[0], classes = c.inputs[0].type.shape[1];
-  double eps = c.attrs->scalar;
+  double eps = c.attrs->label_smoothing;
   std::vector<double> x = load(c.inputs[0]);
   const ConstView& target = c.inputs[1];
   double total = 0;
   int64_t count = 0;
   for (int64_t i = 0; i < n; ++i) {
     int64_t t = target.type.dtype == DType::i64 ? target.as<int64_t>()[i] : target.as<int32_t>()[i];
-    if (t == c.attrs->index) continue;
+    if (t == c.attrs->ignore_index) continue;
     LOOM_CHECK(t >= 0 && t < classes, "[cross_entropy] target ", t, " is out of range for ",
                classes, " classes");
     const double* row = x.data() + i * classes;

@@ -20,7 +20,7 @@ Gen gen_of(const ConstView& v) {
 
 void ref_dropout(const OpCall& c) {
   Gen g = gen_of(c.inputs[1]);
-  double p = c.attrs->scalar;
+  double p = c.attrs->dropout_p;
   std::vector<double> x = load(c.inputs[0]);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = philox::uniform(g.seed, g.offset, i) >= p ? x[i] / (1.0 - p) : 0.0;

@@ -58,7 +58,7 @@ void ref_mean(const OpCall& c) {
 }
 
 void ref_var(const OpCall& c) {
-  int64_t correction = c.attrs->index;
+  int64_t correction = c.attrs->correction;
   reduce(c, [correction](const auto& x, const auto& g) {
     double mean = sum_of(x, g) / double(g.size()), ss = 0;
     for (int64_t i : g) ss += (x[i] - mean) * (x[i] - mean);

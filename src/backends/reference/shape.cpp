@@ -14,7 +14,7 @@ void ref_permute(const OpCall& c) {
   for (int64_t o = 0; o < static_cast<int64_t>(r.size()); ++o) {
     int64_t rest = o, src = 0;
     for (int64_t d = static_cast<int64_t>(out.size()) - 1; d >= 0; --d) {
-      src += (rest % out[d]) * in_strides[c.attrs->axes[d]];
+      src += (rest % out[d]) * in_strides[c.attrs->perm[d]];
       rest /= out[d];
     }
     r[o] = x[src];

@@ -38,7 +38,7 @@ class Algebraic final : public Pass {
   static bool is_const(const ir::Graph& g, int v, double value) {
     if (g.is_input(v)) return false;
     const ir::Instr& c = g.instr_of(v);
-    return c.op == OpKind::k_full && c.attrs.scalar == value;
+    return c.op == OpKind::k_full && c.attrs.fill_value == value;
   }
 
   // The operand `in` reduces to, or -1.
@@ -60,8 +60,8 @@ class Algebraic final : public Pass {
       case OpKind::k_reshape:
       case OpKind::k_expand: return keeps(o[0]);
       case OpKind::k_permute: {
-        for (size_t d = 0; d < in.attrs.axes.size(); ++d)
-          if (in.attrs.axes[d] != static_cast<int64_t>(d)) return -1;
+        for (size_t d = 0; d < in.attrs.perm.size(); ++d)
+          if (in.attrs.perm[d] != static_cast<int64_t>(d)) return -1;
         return o[0];
       }
       default: return -1;
@@ -87,9 +87,9 @@ class Algebraic final : public Pass {
     if (in.op == OpKind::k_permute) {
       const ir::Instr* p = producer(in.operands[0]);
       if (!p || p->op != OpKind::k_permute) return false;
-      std::vector<int64_t> composed(in.attrs.axes.size());
-      for (size_t d = 0; d < composed.size(); ++d) composed[d] = p->attrs.axes[in.attrs.axes[d]];
-      in.attrs.axes = composed;
+      std::vector<int64_t> composed(in.attrs.perm.size());
+      for (size_t d = 0; d < composed.size(); ++d) composed[d] = p->attrs.perm[in.attrs.perm[d]];
+      in.attrs.perm = composed;
       in.operands[0] = p->operands[0];
       return true;
     }
@@ -103,7 +103,7 @@ class Algebraic final : public Pass {
       bool changed = false;
       for (int side = 0; side < 2; ++side) {
         const ir::Instr* p = producer(in.operands[side]);
-        if (!p || p->op != OpKind::k_permute || !is_last_two_swap(p->attrs.axes)) continue;
+        if (!p || p->op != OpKind::k_permute || !is_last_two_swap(p->attrs.perm)) continue;
         in.operands[side] = p->operands[0];
         bool& flag = side == 0 ? in.attrs.trans_a : in.attrs.trans_b;
         flag = !flag;

@@ -19,7 +19,7 @@ class ConstFold final : public Pass {
         continue;
       int v = in.operands[0];
       if (g.is_input(v) || g.instr_of(v).op != OpKind::k_full) continue;
-      double value = g.instr_of(v).attrs.scalar;
+      double value = g.instr_of(v).attrs.fill_value;
       if (in.op == OpKind::k_cast) {
         uint64_t slot = 0;
         store_from_double(&slot, in.type.dtype, 0, value);
@@ -27,7 +27,7 @@ class ConstFold final : public Pass {
       }
       ops::Attrs a;
       a.shape = in.type.shape;
-      a.scalar = value;
+      a.fill_value = value;
       a.dtype = in.type.dtype;
       in.op = OpKind::k_full;
       in.attrs = a;

@@ -12,7 +12,7 @@
 //                    two matmul gradients, packed by concat
 //   attention      = softmax(q k^T * scale [+ float mask], masked by causal /
 //                    bool mask) v; a row with nothing to attend gives zeros; dropout p
-//                    (attrs.scalar2) = the dropout op on the probabilities with the
+//                    (attrs.dropout_p) = the dropout op on the probabilities with the
 //                    attention's generator operand
 // Every value is computed in f32 (bf16/f16 operands are cast up and the result
 // cast back down), as the cpu kernels compute. Types come from infer_type.
@@ -49,7 +49,7 @@ class Emitter {
   int full(const Shape& shape, double value, DType dtype) {
     ops::Attrs a;
     a.shape = shape;
-    a.scalar = value;
+    a.fill_value = value;
     a.dtype = dtype;
     return emit(OpKind::k_full, {}, a);
   }
@@ -74,7 +74,7 @@ class Emitter {
   int arange(int64_t n) {
     ops::Attrs a;
     a.shape = {n};
-    a.scalar2 = 1;
+    a.range_step = 1;
     a.dtype = DType::i64;
     return emit(OpKind::k_arange, {}, a);
   }
@@ -109,20 +109,20 @@ int decompose_softmax(Emitter& b, const ir::Instr& in, const std::vector<int>& o
   return b.cast(y, in.type.dtype);
 }
 
-// layer_norm over the last axis; operands x, weight, bias; attrs.scalar = eps.
+// layer_norm over the last axis; operands x, weight, bias; attrs.eps.
 int decompose_layer_norm(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   int x = b.cast(o[0], kCompute), w = b.cast(o[1], kCompute), bias = b.cast(o[2], kCompute);
   int64_t last = static_cast<int64_t>(b.type(x).shape.size()) - 1;
   int mean = b.reduce(OpKind::k_mean, x, {last}, true);
   int d = b.bin(OpKind::k_sub, x, mean);
   int var = b.reduce(OpKind::k_mean, b.bin(OpKind::k_mul, d, d), {last}, true);
-  int rstd = b.emit(OpKind::k_rsqrt, {b.bin(OpKind::k_add, var, b.scalar(in.attrs.scalar))});
+  int rstd = b.emit(OpKind::k_rsqrt, {b.bin(OpKind::k_add, var, b.scalar(in.attrs.eps))});
   int y = b.bin(OpKind::k_mul, b.bin(OpKind::k_mul, d, rstd), w);
   return b.cast(b.bin(OpKind::k_add, y, bias), in.type.dtype);
 }
 
-// cross_entropy(logits [N, C], target [N]); attrs.index = ignore_index,
-// attrs.scalar = label smoothing. Ignored targets are gathered at class 0
+// cross_entropy(logits [N, C], target [N]); attrs.ignore_index,
+// attrs.label_smoothing. Ignored targets are gathered at class 0
 // and masked out; no counted target gives 0/0 = NaN as the kernels do.
 int decompose_cross_entropy(Emitter& b, const ir::Instr& in, const std::vector<int>& o) {
   const Shape shape = b.type(o[0]).shape;
@@ -131,13 +131,13 @@ int decompose_cross_entropy(Emitter& b, const ir::Instr& in, const std::vector<i
   int x = b.cast(o[0], kCompute), target = o[1];
   DType index_dtype = b.type(target).dtype;
   int logp = log_softmax_of(b, shifted_exp(b, x, 1));  // [N, C]
-  int valid = b.bin(OpKind::k_ne, target, b.scalar(double(in.attrs.index), index_dtype));
+  int valid = b.bin(OpKind::k_ne, target, b.scalar(double(in.attrs.ignore_index), index_dtype));
   int safe = b.emit(OpKind::k_where, {valid, target, b.scalar(0, index_dtype)});
   ops::Attrs gather;
   gather.axis = 1;
   int picked = b.emit(OpKind::k_gather, {logp, b.reshape(safe, {n, 1})}, gather);
   int loss = b.emit(OpKind::k_neg, {b.reshape(picked, {n})});  // [N]
-  double eps = in.attrs.scalar;
+  double eps = in.attrs.label_smoothing;
   if (eps != 0) {
     int smooth = b.emit(OpKind::k_neg, {b.reduce(OpKind::k_sum, logp, {1}, false)});
     loss = b.bin(OpKind::k_add, b.bin(OpKind::k_mul, loss, b.scalar(1 - eps)),
@@ -159,11 +159,11 @@ int decompose_cross_entropy_backward(Emitter& b, const ir::Instr& in, const std:
   DType index_dtype = b.type(target).dtype;
   ShiftedExp p = shifted_exp(b, x, 1);
   int prob = b.bin(OpKind::k_div, p.e, p.z);
-  int valid = b.bin(OpKind::k_ne, target, b.scalar(double(in.attrs.index), index_dtype));
+  int valid = b.bin(OpKind::k_ne, target, b.scalar(double(in.attrs.ignore_index), index_dtype));
   int hot = b.cast(b.bin(OpKind::k_eq, b.reshape(target, {n, 1}),
                          b.reshape(b.cast(b.arange(classes), index_dtype), {1, classes})),
                    kCompute);
-  double eps = in.attrs.scalar;
+  double eps = in.attrs.label_smoothing;
   int d =
       b.bin(OpKind::k_sub, b.bin(OpKind::k_sub, prob, b.bin(OpKind::k_mul, hot, b.scalar(1 - eps))),
             b.scalar(eps / double(classes)));
@@ -231,7 +231,7 @@ int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>&
   int v = repeat_kv_heads(b, b.cast(o[2], kCompute), heads);
   ops::Attrs qk;
   qk.trans_b = true;
-  double scale = in.attrs.scalar != 0 ? in.attrs.scalar : 1.0 / std::sqrt(double(d));
+  double scale = in.attrs.scale != 0 ? in.attrs.scale : 1.0 / std::sqrt(double(d));
   int scores = b.bin(OpKind::k_mul, b.emit(OpKind::k_matmul, {q, k}, qk), b.scalar(scale));
   int keep = -1;  // bool, broadcasts to scores
   if (in.attrs.causal)
@@ -257,7 +257,7 @@ int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>&
   int gen = ops::attention_generator_operand(o.size(), in.attrs);
   if (gen >= 0) {
     ops::Attrs drop;
-    drop.scalar = in.attrs.scalar2;
+    drop.dropout_p = in.attrs.dropout_p;
     probs = b.emit(OpKind::k_dropout, {probs, o[gen]}, drop);
   }
   int out = b.emit(OpKind::k_matmul, {probs, v});

@@ -198,7 +198,7 @@ struct Rebuild {
     ops::Attrs a;
     a.axis = axis;
     a.start = start;
-    a.end = end;
+    a.stop = end;
     return add(OpKind::k_slice, {v}, a, prio);
   }
   int cast(int v, DType dtype, double prio) {

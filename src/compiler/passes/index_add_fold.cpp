@@ -63,7 +63,7 @@ class IndexAddFold final : public Pass {
     const ir::Instr& ia = g.instr_of(v);
     if (ia.op != OpKind::k_index_add || ia.type != type || g.is_input(ia.operands[0])) return false;
     const ir::Instr& z = g.instr_of(ia.operands[0]);
-    return z.op == OpKind::k_full && z.attrs.scalar == 0.0 && z.type == type;
+    return z.op == OpKind::k_full && z.attrs.fill_value == 0.0 && z.type == type;
   }
 
   // Adds the slice-gradient pieces summed into v (v read once) to `pieces`.
@@ -76,12 +76,12 @@ class IndexAddFold final : public Pass {
              collect(g, in.operands[1], type, axis, pieces);
     if (!zero_based(g, v, type) || g.is_input(in.operands[1])) return false;
     const ir::Instr& idx = g.instr_of(in.operands[1]);
-    if (idx.op != OpKind::k_arange || idx.attrs.scalar2 != 1.0 || idx.type.shape.size() != 1)
+    if (idx.op != OpKind::k_arange || idx.attrs.range_step != 1.0 || idx.type.shape.size() != 1)
       return false;
     if (*axis >= 0 && *axis != in.attrs.axis) return false;
     *axis = in.attrs.axis;
-    auto start = static_cast<int64_t>(idx.attrs.scalar);
-    if (static_cast<double>(start) != idx.attrs.scalar) return false;
+    auto start = static_cast<int64_t>(idx.attrs.range_start);
+    if (static_cast<double>(start) != idx.attrs.range_start) return false;
     pieces->push_back({start, idx.type.shape[0], in.operands[2]});
     return true;
   }

@@ -69,7 +69,7 @@ class MatmulLayout final : public Pass {
       int mm = p.operands[0];
       const ir::Instr& m = graph.instr_of(mm);
       if (m.op == OpKind::k_matmul && uses[mm] == 1 && m.attrs.perm_out.empty() &&
-          same_ranks(graph, m) && layout_foldable(p.attrs.axes, true))
+          same_ranks(graph, m) && layout_foldable(p.attrs.perm, true))
         folded_into[mm] = first + static_cast<int>(i);
     }
     // absorbed[permute value]: every live reader is a matmul that takes it.
@@ -87,7 +87,7 @@ class MatmulLayout final : public Pass {
       if (p.op != OpKind::k_permute) continue;
       bool done_as_output = !graph.is_input(p.operands[0]) && folded_into[p.operands[0]] == v;
       absorbed[v] = uses[v] > 0 && matmul_reads[v] == uses[v] && !done_as_output &&
-                    layout_foldable(p.attrs.axes, false);
+                    layout_foldable(p.attrs.perm, false);
     }
     return rewrite_graph(graph, [&](int id, const ir::Instr& in, Rewriter& rw) -> int {
       const ir::Graph& g = rw.old();
@@ -101,7 +101,7 @@ class MatmulLayout final : public Pass {
       changed = fold_operand(g, in, 1, absorbed, m, rw) || changed;
       if (folded_into[id] >= 0) {
         const ir::Instr& p = g.instr_of(folded_into[id]);
-        m.attrs.perm_out = p.attrs.axes;
+        m.attrs.perm_out = p.attrs.perm;
         m.type = p.type;
         changed = true;
       }
@@ -124,7 +124,7 @@ class MatmulLayout final : public Pass {
     std::vector<int64_t>& perm = side == 0 ? m.attrs.perm_a : m.attrs.perm_b;
     if (!absorbed[v] || !perm.empty()) return false;
     const ir::Instr& p = g.instr_of(v);
-    perm = p.attrs.axes;
+    perm = p.attrs.perm;
     m.operands[side] = rw.map(p.operands[0]);
     return true;
   }

@@ -115,14 +115,14 @@ Val lower_attention_backward(HloEmitter& e, const ir::Instr& in, const std::vect
   for (size_t i = 0; i + 2 < r; ++i) b.dims.push_back(static_cast<int64_t>(i));
   b.t = static_cast<int64_t>(r) - 2;
   b.s = static_cast<int64_t>(r) - 1;
-  double scale = in.attrs.scalar != 0 ? in.attrs.scalar : 1.0 / std::sqrt(double(d));
+  double scale = in.attrs.scale != 0 ? in.attrs.scale : 1.0 / std::sqrt(double(d));
   Val p = attention_probs(e, in, args, q, k, b, scale);
   const Shape& shape = p.shape;                                        // [..., T, S]
   Val dz = e.dot_general(go, v, b.dims, b.dims, {b.s}, {b.s}, "f32");  // dO v^T
   Val z = p, dp = dz;
   int gen = ops::attention_generator_operand(args.size(), in.attrs);
   if (gen >= 0) {
-    double drop = in.attrs.scalar2;
+    double drop = in.attrs.dropout_p;
     Val u = philox_uniforms(e, args[gen], shape);
     Val keep = e.compare("GE", e.convert(u, "f64"), e.constant(drop, "f64", shape));
     Val f =

@@ -99,9 +99,9 @@ Val elementwise_unary(HloEmitter& e, const ir::Instr& in, const Val& x) {
       return x.elem == "i1" ? x : elementwise_sign(e, x);
     case OpKind::k_pow_scalar: {
       if (elementwise_is_int(out))
-        return e.binary("stablehlo.power", x, e.constant(in.attrs.scalar, x.elem, x.shape));
+        return e.binary("stablehlo.power", x, e.constant(in.attrs.exponent, x.elem, x.shape));
       Val xf = cast_to(e, x, "f32");
-      Val r = e.binary("stablehlo.power", xf, e.constant(in.attrs.scalar, "f32", x.shape));
+      Val r = e.binary("stablehlo.power", xf, e.constant(in.attrs.exponent, "f32", x.shape));
       return cast_to(e, r, out);
     }
     default:
@@ -194,8 +194,8 @@ Val elementwise_arange(HloEmitter& e, const ir::Instr& in) {
   // start + step * i in f64, stored as the reference stores a double.
   const Shape& shape = in.type.shape;
   Val i = e.iota(shape, 0, "f64");
-  Val r = e.binary("stablehlo.multiply", e.constant(in.attrs.scalar2, "f64", shape), i);
-  r = e.binary("stablehlo.add", e.constant(in.attrs.scalar, "f64", shape), r);
+  Val r = e.binary("stablehlo.multiply", e.constant(in.attrs.range_step, "f64", shape), i);
+  r = e.binary("stablehlo.add", e.constant(in.attrs.range_start, "f64", shape), r);
   return cast_to(e, r, mlir_elem(in.type.dtype));
 }
 
@@ -226,7 +226,7 @@ Val coerce(HloEmitter& e, const Val& x, const std::string& elem, const Shape& sh
 Val lower_elementwise(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args) {
   uint32_t traits = ops::op_traits(in.op);
   if (in.op == OpKind::k_full)
-    return e.constant(in.attrs.scalar, mlir_elem(in.type.dtype), in.type.shape);
+    return e.constant(in.attrs.fill_value, mlir_elem(in.type.dtype), in.type.shape);
   if (in.op == OpKind::k_arange) return elementwise_arange(e, in);
   if (traits & ops::kUnary) return elementwise_unary(e, in, args[0]);
   if (in.op == OpKind::k_gelu_backward || in.op == OpKind::k_gelu_tanh_backward)

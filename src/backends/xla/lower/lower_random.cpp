@@ -112,7 +112,7 @@ Val lower_random(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& arg
       return philox_normal(e, in, args[0]);
     case OpKind::k_dropout: {
       Val u = philox_uniforms(e, args[1], in.type.shape);
-      return cast_to(e, dropout_f32(e, cast_to(e, args[0], "f32"), u, in.attrs.scalar), out);
+      return cast_to(e, dropout_f32(e, cast_to(e, args[0], "f32"), u, in.attrs.dropout_p), out);
     }
     default:
       fail("[xla] cannot lower ", ops::op_name(in.op), " (not a random op)");

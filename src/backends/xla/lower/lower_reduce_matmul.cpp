@@ -136,7 +136,7 @@ Val lower_reduce(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& arg
           kept.push_back(static_cast<int64_t>(d));
       Val dev = e.binary("stablehlo.subtract", xf, e.broadcast_in_dim(mean, xf.shape, kept));
       r = reduction_sum(e, e.binary("stablehlo.multiply", dev, dev), dims);
-      double divisor = double(std::max<int64_t>(0, count - in.attrs.index));
+      double divisor = double(std::max<int64_t>(0, count - in.attrs.correction));
       r = e.binary("stablehlo.divide", r, e.constant(divisor, "f32", r.shape));
       break;
     }

@@ -95,7 +95,7 @@ Val lower_shape(HloEmitter& e, const ir::Instr& in, const std::vector<Val>& args
     case OpKind::k_reshape:
       return e.reshape(x, in.type.shape);
     case OpKind::k_permute:
-      return e.transpose(x, in.attrs.axes);
+      return e.transpose(x, in.attrs.perm);
     case OpKind::k_expand:
       return e.broadcast_to(x, in.type.shape);
     case OpKind::k_slice:
