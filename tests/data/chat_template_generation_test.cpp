@@ -9,6 +9,7 @@
 
 #include "data/chat_template_test_util.h"
 #include "loom/chat_template.h"
+#include "loom/error.h"
 #include "loom/tokenizer.h"
 
 namespace loom {

@@ -284,17 +284,16 @@ bool bf16_logits_transposed_impl() {
 // strided (Sapphire Rapids, 2 threads, demo head: 22 -> 12 ms and 14 -> 11 ms
 // per 256-row chunk; bench/RESULTS.md). Without AMX the logits are rows,
 // Z = H[r] W^T, softmaxed by rows as the f32 path does (`rg`). Where oneDNN
-// has no bf16 kernel, a product goes through gemm() in bf16 and is converted.
+// has no bf16 kernel, a product widens its operands to f32 and runs the f32 GEMM.
 void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t classes, int64_t rows,
                 const int64_t* t, int64_t ignore, double eps, float scale, double* loss,
                 const FusedRowGrad& rg, float* dw, float* dh) {
   const char* hb = static_cast<const char*>(h);
   float* z = chunk_scratch(rows * classes);
-  static thread_local std::vector<uint16_t> zb, tmp;  // reused: no fresh pages per call
+  static thread_local std::vector<uint16_t> zb;  // reused: no fresh pages per call
+  static thread_local std::vector<float> fa, fb, fc;  // the no-bf16-kernel path's operands
   zb.resize(std::max<size_t>(zb.size(), rows * classes));
-  tmp.resize(std::max<size_t>(tmp.size(), std::max(rows, classes) * dim));
   uint16_t* zbp = zb.data();  // thread_local: take addresses on this thread
-  uint16_t* tp = tmp.data();
   auto to_f32 = [](const void* src, int64_t count, float* dst, bool add) {
     parallel_for(count, kElementGrain, [&](int64_t b, int64_t e) {
       if (!add) return load_f32(src, DType::bf16, b, e - b, dst + b);
@@ -303,29 +302,46 @@ void fused_bf16(const void* h, const void* w, int64_t n, int64_t dim, int64_t cl
       for (int64_t i = b; i < e; ++i) dst[i] += part[i - b];
     });
   };
-  // c (f32) = op(a) op(b) (+ c), through bf16 results in `via` when needed.
+  // c (f32) = op(a) op(b) (+ c): bf16 operands, f32 products and sums. Where
+  // oneDNN has no bf16 kernel (AVX2: its bf16 matmul is a reference loop) the
+  // operands are widened to f32, which is exact, and the f32 GEMM runs: the
+  // native kernel's numbers, never a bf16-rounded product (a bf16 logit of
+  // ~40 is off by up to 0.125, which moved the softmax and its gradient:
+  // FusedCrossEntropy.Bf16Kernel* on an AMD EPYC without AVX-512).
   auto product = [&](int64_t m, int64_t nn, int64_t k, bool ta, bool tb, const void* a,
-                     const void* b, float* c, bool acc, uint16_t* via) {
+                     const void* b, float* c, bool acc) {
     if (gemm_bf16_f32(m, nn, k, ta, tb, a, b, c, acc)) return;
-    gemm({1, m, nn, k, ta, tb}, DType::bf16, a, b, via);
-    to_f32(via, m * nn, c, acc);
+    fa.resize(static_cast<size_t>(m * k));
+    fb.resize(static_cast<size_t>(k * nn));
+    to_f32(a, m * k, fa.data(), false);
+    to_f32(b, k * nn, fb.data(), false);
+    float* out = c;
+    if (acc) {
+      fc.resize(static_cast<size_t>(m * nn));
+      out = fc.data();
+    }
+    gemm({1, m, nn, k, ta, tb}, DType::f32, fa.data(), fb.data(), out);
+    if (acc)
+      parallel_for(m * nn, kElementGrain, [&](int64_t b0, int64_t e0) {
+        for (int64_t i = b0; i < e0; ++i) c[i] += out[i];
+      });
   };
   const bool cols = fused_ce_bf16_transposed();
   for (int64_t r0 = 0; r0 < n; r0 += rows) {
     int64_t r = std::min(rows, n - r0);
     const void* hr = hb + r0 * dim * 2;
     if (cols) {
-      product(classes, r, dim, false, true, w, hr, z, false, zbp);  // Z^T [C, r]
+      product(classes, r, dim, false, true, w, hr, z, false);  // Z^T [C, r]
       grad_cols(z, zbp, r, classes, t + r0, ignore, eps, scale, loss + r0);
-      product(r, dim, classes, true, false, zbp, w, dh + r0 * dim, false, tp);  // (dZ^T)^T W
-      product(classes, dim, r, false, false, zbp, hr, dw, r0 > 0, tp);          // dZ^T H[r]
+      product(r, dim, classes, true, false, zbp, w, dh + r0 * dim, false);  // (dZ^T)^T W
+      product(classes, dim, r, false, false, zbp, hr, dw, r0 > 0);          // dZ^T H[r]
     } else {
-      product(r, classes, dim, false, true, hr, w, z, false, zbp);  // Z [r, C]
+      product(r, classes, dim, false, true, hr, w, z, false);  // Z [r, C]
       rg(z, r0, r);
       parallel_for(r * classes, kElementGrain,
                    [&](int64_t b, int64_t e) { store_f32(z + b, e - b, zbp, DType::bf16, b); });
-      product(r, dim, classes, false, false, zbp, w, dh + r0 * dim, false, tp);  // dZ W
-      product(classes, dim, r, true, false, zbp, hr, dw, r0 > 0, tp);            // dZ^T H[r]
+      product(r, dim, classes, false, false, zbp, w, dh + r0 * dim, false);  // dZ W
+      product(classes, dim, r, true, false, zbp, hr, dw, r0 > 0);            // dZ^T H[r]
     }
   }
 }
