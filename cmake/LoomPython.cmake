@@ -2,7 +2,7 @@
 # by pyproject.toml through scikit-build-core). One nanobind module from
 # python/src/*.cpp, linked to the same static `loom` library as the CLI
 # (compiled with -fPIC in this build only, see CMakeLists.txt), plus its stub
-# file _core.pyi written by nanobind's stubgen. Installed with the pure-Python
+# files written by nanobind's stubgen. Installed with the pure-Python
 # layer python/loom/ (scikit-build-core's wheel.packages) into the wheel's
 # loom/ folder, component "python" (pyproject.toml installs only that).
 # Assumes nanobind is importable by the Python CMake finds (pip's build
@@ -28,9 +28,13 @@ target_include_directories(_core PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(_core PRIVATE loom)
 install(TARGETS _core LIBRARY DESTINATION loom COMPONENT python)
 
-# _core.pyi: the extension's signatures and docstrings, for editors and type
-# checkers; py.typed marks the package as typed (PEP 561).
-nanobind_add_stub(_core_stub MODULE loom._core OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/stub/_core.pyi
+# The extension's signatures and docstrings, for editors and type checkers:
+# a stub package _core/__init__.pyi + _core/lazy.pyi (the submodule), next to
+# the module itself (Python imports the .so; checkers read the stubs);
+# py.typed marks the package as typed (PEP 561).
+set(LOOM_STUB_DIR ${CMAKE_CURRENT_BINARY_DIR}/stub)
+nanobind_add_stub(_core_stub MODULE loom._core RECURSIVE OUTPUT_PATH ${LOOM_STUB_DIR}
+                  OUTPUT ${LOOM_STUB_DIR}/_core/__init__.pyi ${LOOM_STUB_DIR}/_core/lazy.pyi
                   PYTHON_PATH ${CMAKE_CURRENT_BINARY_DIR}/stub_path DEPENDS _core)
 # stubgen imports loom._core: give it a loom/ package folder holding only the module.
 add_custom_command(TARGET _core POST_BUILD
@@ -38,4 +42,4 @@ add_custom_command(TARGET _core POST_BUILD
                    COMMAND ${CMAKE_COMMAND} -E touch ${CMAKE_CURRENT_BINARY_DIR}/stub_path/loom/__init__.py
                    COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:_core>
                            ${CMAKE_CURRENT_BINARY_DIR}/stub_path/loom/)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/stub/_core.pyi DESTINATION loom COMPONENT python)
+install(DIRECTORY ${LOOM_STUB_DIR}/_core DESTINATION loom COMPONENT python)
