@@ -113,7 +113,14 @@ void bind_tensor_methods(nb::class_<Tensor>& c) {
       .def("to", &to_device_or_dtype, nb::arg("device_or_dtype"),
            "A copy on a device ('cpu', 'lazy', 'lazy:xla', ...) or with a dtype ('float32', ...).")
       .def("cpu", [](const Tensor& t) { return to_device_or_dtype(t, "cpu"); })
-      .def("detach", &Tensor::detach)
+      .def("__repr__", [](const Tensor& t) {
+        nb::gil_scoped_release release;
+        return t.to_string();
+      });
+}
+
+void bind_tensor_autograd(nb::class_<Tensor>& c) {
+  c.def("detach", &Tensor::detach)
       .def_prop_ro("requires_grad", &Tensor::requires_grad)
       .def("requires_grad_", &Tensor::requires_grad_, nb::arg("value") = true,
            nb::rv_policy::reference_internal)
@@ -128,11 +135,7 @@ void bind_tensor_methods(nb::class_<Tensor>& c) {
             nb::gil_scoped_release release;  // eager on cpu: the backward kernels run here
             t.backward(gradient ? *gradient : Tensor());
           },
-          nb::arg("gradient") = nb::none())
-      .def("__repr__", [](const Tensor& t) {
-        nb::gil_scoped_release release;
-        return t.to_string();
-      });
+          nb::arg("gradient") = nb::none());
 }
 
 void bind_tensor_ops(nb::class_<Tensor>& c) {
@@ -165,6 +168,7 @@ void bind_tensor(nb::module_& m) {
   nb::class_<Tensor> c(m, "Tensor",
                        "A loom tensor: host data on cpu, or a pending value on a lazy device.");
   bind_tensor_methods(c);
+  bind_tensor_autograd(c);
   bind_tensor_ops(c);
   m.def("tensor", &array_tensor, nb::arg("array"), nb::arg("device") = nb::none(),
         "A tensor holding a copy of a C-contiguous host array (float32, bfloat16, float16, "
