@@ -6,6 +6,8 @@
 # (PyPI `xla-cpu-pjrt`: xla_cpu_pjrt.so and the pjrt_c_api.h header CMake
 # looks for), pip-installed into the project's own virtual environment
 # .venv/ at the repository root (gitignored; never the system Python).
+# Then what the Python package (pyproject.toml, python/) needs to build and
+# test in .venv: nanobind, scikit-build-core, numpy, pytest (install_python_build).
 # Python packages for regenerating fixtures and for benchmark peers (torch,
 # transformers, jax, ...) are NOT installed here: see scripts/setup_peers.sh.
 # LOOM_SKIP_XLA_PLUGIN=1 skips the plugin (the xla backend is then unavailable).
@@ -72,9 +74,25 @@ install_xla_plugin() {
   log "setup: xla-cpu-pjrt installed"
 }
 
+# install_python_build: pip-installs what `pip install --no-build-isolation .`
+# and the pytest phase of scripts/test.sh need into .venv/ (docs/python.md),
+# unless they are there. Pinned: the versions the package was tested with.
+python_build_packages=(nanobind==3.1.0 scikit-build-core==1.1.2 numpy==2.4.6 pytest==9.2.0)
+install_python_build() {
+  local venv="$LOOM_ROOT/.venv"
+  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+  if "$venv/bin/python" -c 'import nanobind, scikit_build_core, numpy, pytest' 2>/dev/null; then
+    log "setup: nanobind, scikit-build-core, numpy, pytest already in .venv"
+    return 0
+  fi
+  log "setup: pip-installing ${python_build_packages[*]} into $venv (the Python package)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${python_build_packages[@]}"
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
   log "setup: all ${#packages[@]} system packages already installed"
   install_xla_plugin
+  install_python_build
   exit 0
 fi
 
@@ -100,4 +118,5 @@ for pkg in "${missing[@]}"; do
 done
 [[ ${#still_missing[@]} -eq 0 ]] || die "setup: still missing after apt-get: ${still_missing[*]}"
 install_xla_plugin
+install_python_build
 log "setup: done"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh: installs what is missing, builds loom and runs every test,
-# then builds and runs them again under AddressSanitizer + UndefinedBehavior-
+# then the Python package's pytest suite (python/tests/), then builds and
+# runs them again under AddressSanitizer + UndefinedBehavior-
 # Sanitizer, then the tests that start threads under ThreadSanitizer, then runs
 # each libFuzzer harness of fuzz/ for a short fixed time (scripts/fuzz.sh).
 # Exits non-zero on the first failure and prints each phase's time. Measured on
@@ -45,6 +46,18 @@ run_ctest() {
   return $status
 }
 
+# run_python_tests: builds the Python package (pyproject.toml: the library
+# again with -fPIC, in build-py/) into .venv and runs python/tests/ with
+# pytest. pytest's exit code 5 (no tests collected) fails the phase too.
+run_python_tests() {
+  CMAKE_BUILD_PARALLEL_LEVEL="$LOOM_JOBS" "$LOOM_ROOT/.venv/bin/python" -m pip install -q \
+    --disable-pip-version-check --no-build-isolation "$LOOM_ROOT"
+  local status=0
+  "$LOOM_ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider "$LOOM_ROOT/python/tests" || status=$?
+  [[ $status -eq 5 ]] && log "python: pytest collected no tests"
+  return $status
+}
+
 trap print_phases EXIT
 
 phase "setup" bash scripts/setup.sh
@@ -54,6 +67,7 @@ phase "configure" configure "$build_dir" \
   -DLOOM_MPI="$mpi"
 phase "build" cmake --build "$build_dir" -j"$LOOM_JOBS"
 phase "test" run_ctest "$build_dir"
+phase "python" run_python_tests
 
 if [[ "${LOOM_SKIP_ASAN:-0}" == "1" ]]; then
   log "LOOM_SKIP_ASAN=1: skipping the sanitizer phase"
