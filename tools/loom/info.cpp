@@ -13,11 +13,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "backends/xla/plugin_discovery.h"
-#include "backends/xla/xla_runtime.h"
 #include "commands.h"
 #include "core/settings.h"
 #include "loom/omp_env.h"
+#include "loom/xla_plugin.h"
 
 namespace loom::cli {
 namespace {

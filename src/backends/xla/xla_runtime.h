@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/xla_plugin.h"  // unavailable_xla_reason, XlaInfo, xla_info
 #include "ops/attrs.h"
 
 namespace loom::backends {
@@ -28,24 +29,9 @@ namespace loom::backends::xla {
 
 class PjrtClient;
 
-/// Empty when a PJRT plugin was found (and, with `load` or once it was
-/// loaded, loaded and its client started); else one line saying why not (no
-/// plugin found: which pip package to install; with `load`: a version
-/// mismatch, a client that failed; a build without the header). Without
-/// `load` it only looks for the file: the lazy device asks every registered
-/// backend at start-up, and a process that never uses lazy:xla loads nothing.
-std::string unavailable_xla_reason(bool load = false);
-
 /// The process's client, loading the plugin on first use (and printing its
 /// line); throws loom::Error with unavailable_xla_reason(true).
 const PjrtClient& xla_client();
-
-/// What `loom info` lists (loads the plugin): empty fields when unavailable.
-struct XlaInfo {
-  std::string plugin_path, api_version, header_version, platform_name, platform_version;
-  int device_count = 0;
-};
-XlaInfo xla_info();
 
 /// A host array: type and row-major bytes.
 struct HostArray {
