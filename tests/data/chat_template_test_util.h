@@ -1,6 +1,6 @@
 // Helpers for the chat-template tests: fixture paths (tests/fixtures/chat_templates/, written
-// by tools/gen_chat_template_fixtures.py), the shared data folder (../shared/data beside the
-// clone; absent: the test skips, except under CI=true, where it fails), and the fixed clock
+// by tools/gen_chat_template_fixtures.py), the shared data folder
+// (tests/common/shared_data.h), and the fixed clock
 // the fixtures were rendered with (strftime_now at 2025-03-14 12:00 local time).
 #pragma once
 
@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/shared_data.h"
+
 namespace loom::testing_chat {
 
 using OJson = nlohmann::ordered_json;
@@ -23,23 +25,14 @@ inline std::string fixture_path(const std::string& name) {
   return std::string(LOOM_SOURCE_DIR) + "/tests/fixtures/chat_templates/" + name;
 }
 
-inline std::string shared_data_dir() { return std::string(LOOM_SOURCE_DIR) + "/../shared/data"; }
+using loom::testing::require_shared;
+using loom::testing::shared_data_dir;
 
 inline OJson load_fixture(const std::string& name) {
   std::ifstream in(fixture_path(name));
   std::stringstream ss;
   ss << in.rdbuf();
   return OJson::parse(ss.str());
-}
-
-/// True when ../shared/data/<rel> exists; otherwise skips the test (fails under CI=true).
-inline bool require_shared(const std::string& rel) {
-  if (std::filesystem::exists(shared_data_dir() + "/" + rel)) return true;
-  const char* ci = std::getenv("CI");
-  if (ci != nullptr && std::string(ci) == "true") {
-    ADD_FAILURE() << "shared data missing under CI: " << shared_data_dir() << "/" << rel;
-  }
-  return false;
 }
 
 /// 2025-03-14 12:00:00 local time, the generator's strftime_now clock.

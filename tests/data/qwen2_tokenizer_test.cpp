@@ -17,17 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "common/shared_data.h"
 #include "loom/tokenizer.h"
 
 namespace loom {
 namespace {
 
-const std::string kQwen2Dir = std::string(LOOM_SOURCE_DIR) + "/../shared/data/tokenizers/qwen2";
-
-bool qwen2_under_ci() {
-  const char* ci = std::getenv("CI");
-  return ci && (std::string(ci) == "true" || std::string(ci) == "1");
-}
+const std::string kQwen2Dir = testing::shared_data_dir() + "/tokenizers/qwen2";
 
 std::string qwen2_read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -68,7 +64,7 @@ std::string qwen2_ids_text(const std::vector<int32_t>& ids) {
 
 TEST(Qwen2Tokenizer, EncodesEveryLlamaCppCaseAsHuggingFaceTokenizers) {
   if (!std::filesystem::exists(kQwen2Dir + "/tokenizer.json")) {
-    if (qwen2_under_ci()) FAIL() << "CI=true, and " << kQwen2Dir << "/tokenizer.json is missing";
+    if (testing::under_ci()) FAIL() << "CI=true, and " << kQwen2Dir << "/tokenizer.json is missing";
     GTEST_SKIP() << kQwen2Dir << "/tokenizer.json is not here (the shared data folder)";
   }
   std::vector<std::string> inputs = qwen2_read_inputs(qwen2_read_text(kQwen2Dir + "/qwen2.inp"));
