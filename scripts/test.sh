@@ -10,7 +10,15 @@
 # Under CI=true, MPI is required (-DLOOM_MPI=ON): with AUTO a machine without
 # Open MPI would turn every multi-rank test into a skip and CI would still pass.
 #
+# Scope: LOOM_TEST_SCOPE=all (the default by hand, and scripts/milestone_check.sh)
+# runs every phase above. LOOM_TEST_SCOPE=change (.ci/run, on every change)
+# runs the Release tests and the Python suite in full, but ASan only over the
+# unit and kernel suites (the end-to-end ones, `asan_e2e` below, ran in the
+# Release phase just before) and neither TSan nor fuzz: those run in
+# scripts/milestone_check.sh before each milestone closes (docs/testing.md).
+#
 # Environment (all optional):
+#   LOOM_TEST_SCOPE=all|change  which phases run (default: all)
 #   LOOM_SKIP_ASAN=1        skip the sanitizer and fuzz phases (quick local runs; CI runs them)
 #   LOOM_SKIP_FUZZ=1        skip the fuzz phase only
 #   LOOM_SKIP_TSAN=1        skip the ThreadSanitizer phase only
@@ -24,6 +32,14 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$LOOM_ROOT"
+
+scope="${LOOM_TEST_SCOPE:-all}"
+case "$scope" in
+  all) ;;
+  change) export LOOM_SKIP_TSAN=1 LOOM_SKIP_FUZZ=1 ;;
+  *) die "LOOM_TEST_SCOPE=$scope: expected all or change" ;;
+esac
+log "scope: $scope"
 
 build_dir="${LOOM_BUILD_DIR:-build}"
 asan_dir="${LOOM_ASAN_BUILD_DIR:-build-asan}"
@@ -46,12 +62,16 @@ run_ctest() {
   return $status
 }
 
-# run_python_tests: builds the Python package (pyproject.toml: the library
-# again with -fPIC, in build-py/) into .venv and runs python/tests/ with
-# pytest. pytest's exit code 5 (no tests collected) fails the phase too.
+# run_python_tests: `pip install .` of the Python package (pyproject.toml)
+# into .venv, built in the main build folder (scikit-build-core's build-dir):
+# that folder was configured with LOOM_PYTHON=ON (the library with -fPIC, the
+# extension built), so pip compiles nothing again. Then python/tests/ with
+# pytest. A failed install, and pytest's exit code 5 (no tests collected),
+# fail the phase too.
 run_python_tests() {
   CMAKE_BUILD_PARALLEL_LEVEL="$LOOM_JOBS" "$LOOM_ROOT/.venv/bin/python" -m pip install -q \
-    --disable-pip-version-check --no-build-isolation "$LOOM_ROOT"
+    --disable-pip-version-check --no-build-isolation -C build-dir="$LOOM_ROOT/$build_dir" \
+    -C cmake.define.LOOM_BUILD_BENCH=ON "$LOOM_ROOT" || return $?
   local status=0
   "$LOOM_ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider "$LOOM_ROOT/python/tests" || status=$?
   [[ $status -eq 5 ]] && log "python: pytest collected no tests"
@@ -62,9 +82,10 @@ trap print_phases EXIT
 
 phase "setup" bash scripts/setup.sh
 
+# LOOM_PYTHON=ON: the Python phase's `pip install .` builds in this folder.
 phase "configure" configure "$build_dir" \
   -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF -DLOOM_UNITY_BUILD=ON \
-  -DLOOM_MPI="$mpi"
+  -DLOOM_MPI="$mpi" -DLOOM_PYTHON=ON -DPython_EXECUTABLE="$LOOM_ROOT/.venv/bin/python"
 phase "build" cmake --build "$build_dir" -j"$LOOM_JOBS"
 phase "test" run_ctest "$build_dir"
 phase "python" run_python_tests
@@ -93,6 +114,15 @@ phase "asan build" cmake --build "$asan_dir" -j"$LOOM_JOBS"
 # the Xla* unit tests (lowering of every op case, PJRT client, executables,
 # collective split) do not already run here. The Release phase runs them all.
 asan_exclude='(Op/BackendForward.*xla|Op/XlaLowerExec\.|_lazy_xla|Devices/.*xla|^XlaCli\.|^dist_train_lazy_xla)'
+# The end-to-end suites: whole jobs through the CLI (tests/cli/: suites named
+# *Cli* and LoomBadInput*; loom and mpirun), the
+# examples, the documented commands, multi-step runs of whole models on every
+# device. Under LOOM_TEST_SCOPE=change they run once, in the Release phase;
+# the library code they reach runs under ASan through the unit suites.
+asan_e2e='((^|/)(LoomBadInput[A-Za-z]*|[A-Za-z]*Cli([A-Z][A-Za-z]*)?)\.|^example_|^dist_(two_hosts|train|cli|memory_limit)|^doc_commands|^Devices/(ExactResume|Soak|LoraTrainer)\.|^Models/)'
+if [[ "$scope" == "change" ]]; then
+  asan_exclude="${asan_exclude%)}|${asan_e2e#(}"
+fi
 phase "asan test" run_ctest "$asan_dir" -E "$asan_exclude"
 
 # ThreadSanitizer: only the tests that start threads (CMakeLists.txt's
