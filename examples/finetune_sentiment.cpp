@@ -1,7 +1,8 @@
 // examples/finetune_sentiment.cpp: fine-tunes a pretrained BERT
 // (all-MiniLM-L6-v2) for sentence sentiment with loom's C++ API, as
-// transformers' run_glue.py does in Python: load the tokenizer and the
-// pretrained encoder, add a fresh 2-class head, evaluate, train, evaluate.
+// transformers' run_glue.py does in Python: the job (tokenized CSV files, the
+// pretrained encoder with a fresh 2-class head, the collator and the
+// accuracy/F1 metrics) from loom::build_job, then evaluate, train, evaluate.
 //
 // Assumes scripts/fetch_finetune.sh has put the weights in
 // assets/finetune/minilm/ and the data (CSV with columns "sentence" and
@@ -17,52 +18,34 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <memory>
 #include <string>
 
-#include "loom/collator.h"
-#include "loom/dataset.h"
 #include "loom/error.h"
-#include "loom/models.h"
-#include "loom/tokenizer.h"
+#include "loom/job.h"
+#include "loom/model_registry.h"
 #include "loom/trainer.h"
 
 namespace {
 
-constexpr int64_t kMaxSeqLength = 64;  // 99% of the sentences have <= 56 tokens
-
-// One CSV file -> tokenized examples ([CLS] sentence [SEP], cut to 64 tokens).
-std::shared_ptr<loom::data::InMemoryDataset> load_split(const std::string& csv,
-                                                        const loom::Tokenizer& tokenizer) {
-  loom::EncodeOptions opts = tokenizer.default_options();
-  opts.truncation = loom::TruncationOptions{.max_length = kMaxSeqLength};
-  opts.padding = std::nullopt;  // the collator pads each batch
-  loom::data::TextEncoder encode = [&](const std::string& text, const std::string*) {
-    loom::Encoding e = tokenizer.encode(text, opts);
-    loom::data::Example ex;
-    ex.input_ids.assign(e.ids.begin(), e.ids.end());
-    ex.token_type_ids.assign(e.type_ids.begin(), e.type_ids.end());
-    return ex;
-  };
-  return std::make_shared<loom::data::InMemoryDataset>(
-      loom::data::table_dataset(csv, encode, {.text_column = "sentence", .label_column = "label"}));
-}
-
 int run(const std::string& model_dir, const std::string& data_dir, const std::string& output_dir,
         double epochs) {
   auto start = std::chrono::steady_clock::now();
-  loom::Tokenizer tokenizer = loom::Tokenizer::from_pretrained(model_dir);
-  auto train_ds = load_split(data_dir + "/train.csv", tokenizer);
-  auto eval_ds = load_split(data_dir + "/eval.csv", tokenizer);
-  std::printf("train: %lld sentences, eval: %lld sentences\n",
-              static_cast<long long>(train_ds->size()), static_cast<long long>(eval_ds->size()));
-
-  // The checkpoint is a bare BertModel: the encoder and pooler load, the
-  // classifier head (classifier.weight/bias) starts at random, as
-  // transformers' AutoModelForSequenceClassification does (num_labels 2).
-  loom::manual_seed(42);
-  auto model = loom::BertForSequenceClassification::from_pretrained(model_dir, loom::Device("cpu"),
-                                                                    {.warn = false});
+  // The job as run_glue.py sets it up (loom/job.h): the CSV files tokenized
+  // as [CLS] sentence [SEP], cut and padded to 64 tokens (99% of the
+  // sentences have <= 56), so every batch has one shape: one compiled graph
+  // for the training step and one for evaluation. The checkpoint is a bare
+  // BertModel: the encoder and pooler load, the classifier head starts at
+  // random, as AutoModelForSequenceClassification does (num_labels 2, from
+  // the labels of the training file).
+  loom::JobArguments job;
+  job.task = loom::kTaskTextClassification;
+  job.model_name_or_path = model_dir;
+  job.train_file = data_dir + "/train.csv";
+  job.validation_file = data_dir + "/eval.csv";
+  job.text_column = "sentence";
+  job.label_column = "label";
+  job.max_seq_length = 64;
+  job.pad_to_max_length = true;
 
   loom::TrainingArguments args;
   args.output_dir = output_dir;
@@ -74,29 +57,25 @@ int run(const std::string& model_dir, const std::string& data_dir, const std::st
   args.num_train_epochs = epochs;  // 3: 600 optimizer steps
   args.warmup_ratio = 0.1;
   args.weight_decay = 0.01;
-  // Every 25 steps (a small data set: at least 4 logs per epoch).
-  args.logging_steps = std::clamp<int64_t>(train_ds->size() / 16 / 4, 1, 25);
   args.save_strategy = "no";
   args.seed = 42;
-
-  // Every batch is padded to 64 tokens: one shape, so one compiled graph for
-  // the training step and one for evaluation.
-  loom::data::PadOptions pad{.strategy = loom::data::PadOptions::Strategy::kMaxLength,
-                             .max_length = kMaxSeqLength,
-                             .pad_id = *tokenizer.token_to_id("[PAD]")};
-  loom::Trainer trainer(model, args, train_ds, eval_ds,
-                        {.data_collator = std::make_shared<loom::data::PaddingCollator>(pad),
-                         .tokenizer_dir = model_dir,
-                         .compute_metrics = loom::classification_metrics});
+  loom::Job built = loom::build_job(job, args);
+  const int64_t train_size = built.data.train->size();
+  const int64_t eval_size = built.data.eval->size();
+  std::printf("train: %lld sentences, eval: %lld sentences\n", static_cast<long long>(train_size),
+              static_cast<long long>(eval_size));
+  // Every 25 steps (a small data set: at least 4 logs per epoch).
+  args.logging_steps = std::clamp<int64_t>(train_size / 16 / 4, 1, 25);
+  loom::Trainer trainer(built.model, args, built.data.train, built.data.eval, built.options);
 
   loom::Logs before = trainer.evaluate();
   loom::TrainOutput out = trainer.train();
   loom::Logs after = trainer.evaluate();
   trainer.save_model();
   // The results files of `loom train` (transformers' save_metrics / save_state).
-  out.metrics["train_samples"] = static_cast<double>(train_ds->size());
+  out.metrics["train_samples"] = static_cast<double>(train_size);
   trainer.save_metrics("train", out.metrics);
-  after["eval_samples"] = static_cast<double>(eval_ds->size());
+  after["eval_samples"] = static_cast<double>(eval_size);
   trainer.save_metrics("eval", after);
   trainer.save_state();
 

@@ -23,6 +23,7 @@
 #include "loom/collator.h"
 #include "loom/dataset.h"
 #include "loom/error.h"
+#include "loom/job.h"
 #include "loom/lora.h"
 #include "loom/ops.h"
 #include "loom/pretrained_model.h"
@@ -31,15 +32,18 @@
 
 namespace {
 
-std::shared_ptr<loom::data::InMemoryDataset> load_blocks(const std::string& path,
-                                                         const loom::Tokenizer& tokenizer,
-                                                         int64_t block_size) {
-  loom::data::TokenizeFn tokenize = [&](const std::string& text) {
-    std::vector<int32_t> ids = tokenizer.encode(text).ids;
-    return std::vector<int64_t>(ids.begin(), ids.end());
-  };
-  return std::make_shared<loom::data::InMemoryDataset>(
-      loom::data::text_blocks_dataset(path, tokenize, {.block_size = block_size}));
+// TRAIN_TXT as run_clm tokenizes it (loom/job.h: every line, then block_size
+// blocks with labels = input_ids), for the base model's task.
+std::shared_ptr<const loom::data::Dataset> load_blocks(const std::string& base_dir,
+                                                       const std::string& path,
+                                                       const loom::Tokenizer& tokenizer,
+                                                       int64_t block_size) {
+  loom::JobArguments job;
+  job.model_name_or_path = base_dir;
+  job.train_file = path;
+  job.block_size = block_size;
+  loom::ModelPlan plan = loom::plan_model(job, tokenizer);
+  return loom::load_job_data(job, plan, tokenizer, /*want_train=*/true, /*want_eval=*/false).train;
 }
 
 // Logits of `model` for the first block, on the cpu, eval mode.
@@ -56,7 +60,7 @@ std::vector<float> logits_of(loom::CausalLM& model, const loom::data::Example& b
 int run(const std::string& base_dir, const std::string& train_txt, const std::string& adapter_dir,
         int64_t max_steps, int64_t block_size) {
   loom::Tokenizer tokenizer = loom::Tokenizer::from_pretrained(base_dir);
-  auto blocks = load_blocks(train_txt, tokenizer, block_size);
+  auto blocks = load_blocks(base_dir, train_txt, tokenizer, block_size);
   auto base = std::dynamic_pointer_cast<loom::CausalLM>(loom::auto_from_pretrained(base_dir));
   if (!base) throw loom::Error(base_dir + ": not a causal LM");
 
@@ -66,11 +70,8 @@ int run(const std::string& base_dir, const std::string& train_txt, const std::st
   config.target_modules = {"q_proj", "v_proj"};
   config.base_model_name_or_path = base_dir;
   auto peft = loom::get_peft_model(base, config);
-  int64_t trainable = 0, all = 0;
-  for (const loom::Tensor& p : peft->parameters()) {
-    all += p.numel();
-    if (p.requires_grad()) trainable += p.numel();
-  }
+  const int64_t trainable = peft->num_parameters(/*only_trainable=*/true);
+  const int64_t all = peft->num_parameters();
   std::printf("trainable params: %lld || all params: %lld || trainable%%: %.4f\n",
               static_cast<long long>(trainable), static_cast<long long>(all),
               100.0 * static_cast<double>(trainable) / static_cast<double>(all));
@@ -99,10 +100,11 @@ int run(const std::string& base_dir, const std::string& train_txt, const std::st
   // from base_model_name_or_path, then the adapter.
   auto reloaded =
       std::dynamic_pointer_cast<loom::CausalLM>(loom::auto_from_pretrained(adapter_dir));
-  std::vector<float> a = logits_of(*peft, blocks->at(0)), b = logits_of(*reloaded, blocks->at(0));
+  const loom::data::Example first = blocks->get(0);
+  std::vector<float> a = logits_of(*peft, first), b = logits_of(*reloaded, first);
   // The base alone (a fresh load: get_peft_model wrapped `base` in place).
   auto plain = std::dynamic_pointer_cast<loom::CausalLM>(loom::auto_from_pretrained(base_dir));
-  std::vector<float> c = logits_of(*plain, blocks->at(0));
+  std::vector<float> c = logits_of(*plain, first);
   double worst = 0, moved = 0;  // reloaded vs trained; trained vs the base
   bool finite = a.size() == b.size() && a.size() == c.size();
   for (size_t i = 0; finite && i < a.size(); ++i) {
@@ -115,9 +117,10 @@ int run(const std::string& base_dir, const std::string& train_txt, const std::st
                  int(finite), worst, moved);
     return 1;
   }
-  std::printf("adapter reloaded: %s, max |logit difference| %g; the adapter moved the logits "
-              "by up to %g\n",
-              reloaded->type_name().c_str(), worst, moved);
+  std::printf(
+      "adapter reloaded: %s, max |logit difference| %g; the adapter moved the logits "
+      "by up to %g\n",
+      reloaded->type_name().c_str(), worst, moved);
   return 0;
 }
 

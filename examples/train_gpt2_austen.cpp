@@ -14,6 +14,10 @@
 // Prints the trainer's log lines, the eval perplexity after training and a
 // greedy continuation of a prompt. The default of 200 steps takes a few
 // minutes on 2 cores; scripts/demo.sh runs the full-length job via the CLI.
+// It shows the data layer under loom::build_job (loom/dataset.h:
+// text_blocks_dataset per file) because its split, the last tenth of each
+// book, is not run_clm's percentage of the first lines (examples/train_rows.cpp
+// and finetune_sentiment.cpp build their jobs with build_job).
 #include <cstdio>
 #include <memory>
 #include <string>

@@ -132,8 +132,9 @@ class Module {
   void zero_grad();
   /// The device of the first parameter (cpu when there is none).
   Device device() const;
-  /// Total elements of the (deduplicated) parameters.
-  int64_t num_parameters() const;
+  /// Total elements of the (deduplicated) parameters; with `only_trainable`,
+  /// of those that require grad (transformers' `num_parameters(only_trainable)`).
+  int64_t num_parameters(bool only_trainable = false) const;
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> module);

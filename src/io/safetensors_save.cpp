@@ -15,6 +15,7 @@
 #include <set>
 #include <utility>
 
+#include "core/json_string.h"
 #include "io/safetensors_format.h"
 #include "loom/error.h"
 #include "loom/safetensors.h"
@@ -30,49 +31,6 @@ struct Planned {
   size_t begin;
   size_t nbytes;
 };
-
-// Appends `s` as a JSON string, escaped exactly as serde_json does (so the
-// header bytes match the reference's): \" \\ \b \t \n \f \r, other bytes
-// below 0x20 as \u00xx with lowercase hex, everything else verbatim.
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
 
 void check_utf8(std::string_view text, const std::string& prefix, const char* what) {
   if (auto bad = detail::find_invalid_utf8(text)) {

@@ -251,9 +251,10 @@ Device Module::device() const {
   return params.empty() ? Device("cpu") : params.front().second.device();
 }
 
-int64_t Module::num_parameters() const {
+int64_t Module::num_parameters(bool only_trainable) const {
   int64_t n = 0;
-  for (auto& [name, t] : named_parameters()) n += t.numel();
+  for (auto& [name, t] : named_parameters())
+    if (!only_trainable || t.requires_grad()) n += t.numel();
   return n;
 }
 

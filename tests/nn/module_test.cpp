@@ -48,6 +48,10 @@ TEST(Module, NamedParametersInTorchOrderWithTiesOnce) {
   EXPECT_EQ(net.parameters().size(), 4u);
   EXPECT_EQ(net.num_parameters(), 1 + 12 + 4 + 20);
   for (const Tensor& p : net.parameters()) EXPECT_TRUE(p.requires_grad());
+  EXPECT_EQ(net.num_parameters(true), 1 + 12 + 4 + 20);
+  net.named_parameters()[1].second.requires_grad_(false);  // enc.weight, 12 elements
+  EXPECT_EQ(net.num_parameters(true), 1 + 4 + 20);
+  EXPECT_EQ(net.num_parameters(), 1 + 12 + 4 + 20);
 }
 
 TEST(Module, StateDictKeepsTiedNamesAndPersistentBuffersOnly) {

@@ -34,19 +34,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int64_t parameter_count(const PretrainedModel& model) {
-  int64_t n = 0;
-  for (const Tensor& p : model.parameters()) n += p.numel();
-  return n;
-}
-
-int64_t trainable_count(const PretrainedModel& model) {
-  int64_t n = 0;
-  for (const Tensor& p : model.parameters())
-    if (p.requires_grad()) n += p.numel();
-  return n;
-}
-
 void print_memory_plan(const Job& job, const TrainingArguments& args) {
   const JobMemory m = job_memory_per_rank(job, args);
   std::printf(
@@ -64,7 +51,7 @@ void print_plan(const Job& job, const TrainingArguments& args) {
       "device %s, output_dir %s\n",
       job.plan.task.c_str(), job.model->architecture().c_str(),
       job.plan.pretrained_dir.empty() ? "from scratch" : job.plan.pretrained_dir.c_str(),
-      static_cast<double>(parameter_count(*job.model)) / 1e6,
+      static_cast<double>(job.model->num_parameters()) / 1e6,
       static_cast<long long>(d.train ? d.train->size() : 0),
       static_cast<long long>(d.eval ? d.eval->size() : 0), args.get("device").c_str(),
       args.output_dir.c_str());
@@ -78,8 +65,8 @@ void print_plan(const Job& job, const TrainingArguments& args) {
                                args.gradient_accumulation_steps));
   if (dist::world_size() > 1 || !args.fsdp.empty()) print_memory_plan(job, args);
   if (job.model->saved_weights_file() != "model.safetensors") {
-    const int64_t trainable = trainable_count(*job.model);
-    const int64_t all = parameter_count(*job.model);
+    const int64_t trainable = job.model->num_parameters(true);
+    const int64_t all = job.model->num_parameters();
     std::printf(
         "loom train: LoRA: trainable params: %lld || all params: %lld || trainable%%: %.4f\n",
         static_cast<long long>(trainable), static_cast<long long>(all),

@@ -3,6 +3,7 @@
 // uses one loom lacks fails when it is loaded, not halfway through a render.
 #include "data/chat_template/parser.h"
 
+#include <initializer_list>
 #include <set>
 
 #include "data/chat_template/builtins.h"
@@ -273,22 +274,23 @@ class Parser {
     return e;
   }
 
-  ExprPtr parse_or() {
-    ExprPtr e = parse_and();
-    while (at_name("or")) {
+  // One left-associative level of Jinja's grammar: operand (op operand)*, `op` one of `ops`
+  // (keywords when `keyword`, else operator symbols), each step a kBinary node named `op`.
+  ExprPtr left_assoc(std::initializer_list<const char*> ops, bool keyword,
+                     ExprPtr (Parser::*operand)()) {
+    ExprPtr e = (this->*operand)();
+    while (true) {
+      const char* op = nullptr;
+      for (const char* o : ops)
+        if (keyword ? at_name(o) : at_op(o)) op = o;
+      if (op == nullptr) return e;
       int line = next().line;
-      e = binary("or", std::move(e), parse_and(), line);
+      e = binary(op, std::move(e), (this->*operand)(), line);
     }
-    return e;
   }
-  ExprPtr parse_and() {
-    ExprPtr e = parse_not();
-    while (at_name("and")) {
-      int line = next().line;
-      e = binary("and", std::move(e), parse_not(), line);
-    }
-    return e;
-  }
+
+  ExprPtr parse_or() { return left_assoc({"or"}, true, &Parser::parse_and); }
+  ExprPtr parse_and() { return left_assoc({"and"}, true, &Parser::parse_not); }
   ExprPtr parse_not() {
     if (at_name("not")) {
       auto e = make(Expr::Kind::kUnary, next().line);
@@ -327,38 +329,10 @@ class Parser {
     }
     return cmp ? std::move(cmp) : std::move(first);
   }
-  ExprPtr parse_math1() {
-    ExprPtr e = parse_concat();
-    while (at_op("+") || at_op("-")) {
-      const Token& op = next();
-      e = binary(op.value, std::move(e), parse_concat(), op.line);
-    }
-    return e;
-  }
-  ExprPtr parse_concat() {
-    ExprPtr e = parse_math2();
-    while (at_op("~")) {
-      int line = next().line;
-      e = binary("~", std::move(e), parse_math2(), line);
-    }
-    return e;
-  }
-  ExprPtr parse_math2() {
-    ExprPtr e = parse_pow();
-    while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
-      const Token& op = next();
-      e = binary(op.value, std::move(e), parse_pow(), op.line);
-    }
-    return e;
-  }
-  ExprPtr parse_pow() {
-    ExprPtr e = parse_unary();
-    while (at_op("**")) {
-      int line = next().line;
-      e = binary("**", std::move(e), parse_unary(), line);
-    }
-    return e;
-  }
+  ExprPtr parse_math1() { return left_assoc({"+", "-"}, false, &Parser::parse_concat); }
+  ExprPtr parse_concat() { return left_assoc({"~"}, false, &Parser::parse_math2); }
+  ExprPtr parse_math2() { return left_assoc({"*", "/", "//", "%"}, false, &Parser::parse_pow); }
+  ExprPtr parse_pow() { return left_assoc({"**"}, false, &Parser::parse_unary); }
   // Jinja: a sign applies to the operand before its filters (`-3 | abs` is abs(-3)).
   ExprPtr parse_unary(bool with_filter = true) {
     ExprPtr node;

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "core/json_string.h"
+
 namespace loom::jinja {
 
 std::string type_name(const Value& v) {
@@ -187,44 +189,6 @@ std::string to_str(const Value& v) {
   }
 }
 
-static void json_string(const std::string& s, std::string& out) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-}
-
 static void json_write(const Value& v, int indent, bool sort_keys, int level, std::string& out) {
   auto newline = [&](int lvl) {
     if (indent >= 0) out += "\n" + std::string(static_cast<size_t>(indent * lvl), ' ');
@@ -242,7 +206,7 @@ static void json_write(const Value& v, int indent, bool sort_keys, int level, st
            : std::isinf(d) ? (d < 0 ? "-Infinity" : "Infinity")
                            : float_repr(d);
   } else if (v.is_string()) {
-    json_string(v.str(), out);
+    append_json_string(out, v.str());
   } else if (v.is_list()) {
     if (v.list().empty()) {
       out += "[]";
@@ -271,7 +235,7 @@ static void json_write(const Value& v, int indent, bool sort_keys, int level, st
     for (size_t i = 0; i < items.size(); ++i) {
       if (i > 0) out += item_sep;
       newline(level + 1);
-      json_string(items[i]->first, out);
+      append_json_string(out, items[i]->first);
       out += ": ";
       json_write(items[i]->second, indent, sort_keys, level + 1, out);
     }

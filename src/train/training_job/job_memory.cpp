@@ -6,35 +6,22 @@
 #include <optional>
 
 #include "core/memory_info.h"
+#include "loom/device_traits.h"
 #include "loom/error.h"
 #include "loom/job.h"
-#include "loom/device_traits.h"
 #include "train/ddp.h"
 #include "train/fsdp_options.h"
 
 namespace loom {
 namespace {
 
-int64_t parameter_count(const PretrainedModel& model) {
-  int64_t n = 0;
-  for (const Tensor& p : model.parameters()) n += p.numel();
-  return n;
-}
-
-int64_t trainable_count(const PretrainedModel& model) {
-  int64_t n = 0;
-  for (const Tensor& p : model.parameters())
-    if (p.requires_grad()) n += p.numel();
-  return n;
-}
-
 const char* mode_text(train::FsdpMode mode) {
   return mode == train::FsdpMode::off ? "ddp" : train::fsdp_mode_name(mode);
 }
 
 JobMemory memory_in_mode(const Job& job, const TrainingArguments& args, train::FsdpMode mode) {
-  const int64_t trainable = trainable_count(*job.model);
-  const int64_t all = parameter_count(*job.model);
+  const int64_t trainable = job.model->num_parameters(true);
+  const int64_t all = job.model->num_parameters();
   // Off the lazy device, full_shard's gathers are copies kept whole.
   if (mode == train::FsdpMode::full_shard && !args.device.is_lazy())
     mode = train::FsdpMode::shard_grad_op;
@@ -63,7 +50,7 @@ void check_job_memory(const Job& job, const TrainingArguments& args) {
   const std::optional<AvailableMemory> room = available_memory();
   if (!room) return;
   const train::FsdpMode mode = train::parse_fsdp_mode(args.fsdp);
-  const double held = 4.0 * static_cast<double>(parameter_count(*job.model));
+  const double held = 4.0 * static_cast<double>(job.model->num_parameters());
   const double can = static_cast<double>(room->bytes) + held;
   const double need = memory_in_mode(job, args, mode).total();
   if (need <= can) return;

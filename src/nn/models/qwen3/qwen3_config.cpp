@@ -11,15 +11,10 @@
 namespace loom {
 
 LlamaConfig LlamaConfig::qwen3() {
-  LlamaConfig c;
+  // transformers' Qwen3Config defaults are Qwen2Config's, plus head_dim 128.
+  LlamaConfig c = qwen2();
   c.model_type = "qwen3";
-  c.vocab_size = 151936;
-  c.intermediate_size = 22016;
-  c.num_key_value_heads = 32;
   c.head_dim = 128;
-  c.max_position_embeddings = 32768;
-  c.bos_token_id.reset();
-  c.eos_token_id.reset();
   return c;
 }
 
