@@ -6,6 +6,8 @@
 // field; batches are padded to the length buckets with masked padding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -254,7 +256,7 @@ TEST(SftBatches, PadToLengthBucketsWithMaskedPadding) {
   job.train_rows = DataRows::json(
       {R"({"prompt": [{"role": "user", "content": "hi there"}], "completion": [{"role": "assistant", "content": "hello"}]})",
        R"({"prompt": [{"role": "user", "content": "a much longer question than the first one was"}], "completion": [{"role": "assistant", "content": "yes"}]})"});
-  job.max_length = 40;
+  job.max_length = 64;
   TrainingArguments args;
   Job built = build_job(job, args, {.want_eval = false});
   EXPECT_EQ(built.plan.task, kTaskSft);
@@ -265,7 +267,7 @@ TEST(SftBatches, PadToLengthBucketsWithMaskedPadding) {
   data::Batch b = built.options.data_collator->collate(ex);
   const int64_t longest =
       static_cast<int64_t>(std::max(ex[0].input_ids.size(), ex[1].input_ids.size()));
-  const int64_t bucket = longest <= 16 ? 16 : longest <= 32 ? 32 : 40;
+  const int64_t bucket = longest <= 16 ? 16 : longest <= 32 ? 32 : 64;
   ASSERT_EQ(b.at("input_ids").shape()[1], bucket);
   std::vector<int64_t> mask = b.at("attention_mask").to_vector<int64_t>();
   std::vector<int64_t> labels = b.at("labels").to_vector<int64_t>();
@@ -277,6 +279,31 @@ TEST(SftBatches, PadToLengthBucketsWithMaskedPadding) {
       EXPECT_EQ(labels[k], real ? ex[r].labels[static_cast<size_t>(t)] : -100);
     }
   }
+  // The loss is the mean over the micro-batch's label tokens (shifted) of
+  // -log softmax(logits): computed here by hand from the logits.
+  ModelInputs in;
+  in.input_ids = b.at("input_ids");
+  in.attention_mask = b.at("attention_mask");
+  in.labels = b.at("labels");
+  ModelOutput o = built.model->forward(in);
+  std::vector<float> logits = o.logits.to_vector<float>();
+  const int64_t vocab = o.logits.shape()[2];
+  double sum = 0;
+  int64_t count = 0;
+  for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t t = 0; t + 1 < bucket; ++t) {
+      const int64_t target = labels[static_cast<size_t>(r * bucket + t + 1)];
+      if (target == -100) continue;
+      const float* row = logits.data() + (r * bucket + t) * vocab;
+      double mx = row[0], z = 0;
+      for (int64_t v = 0; v < vocab; ++v) mx = std::max(mx, static_cast<double>(row[v]));
+      for (int64_t v = 0; v < vocab; ++v) z += std::exp(row[v] - mx);
+      sum += -(row[target] - mx - std::log(z));
+      ++count;
+    }
+  }
+  ASSERT_GT(count, 0);
+  EXPECT_NEAR(o.loss.item(), sum / static_cast<double>(count), 1e-5);
 }
 
 }  // namespace sft_data_test
