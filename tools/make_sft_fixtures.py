@@ -152,5 +152,54 @@ def main():
         f.write("\n")
 
 
+LOSS_QA = [("hi there", "hello to you"), ("what is two plus two", "four"),
+           ("name a colour", "blue, or maybe a long green"), ("say yes", "yes"),
+           ("count to three", "one two three"), ("a fruit?", "an apple"),
+           ("the sky is", "blue"), ("bye", "goodbye and good luck")]
+
+
+def loss_fixture():
+    """tiny_qwen3/ (a random Qwen3 with the tiny Qwen2-style tokenizer) and trl_losses.json: the
+    losses of TRL's SFTTrainer for 12 steps on 8 conversations, all of them in every batch (so
+    the sampler's order cannot matter), assistant-only loss, dropout 0, unpacked, AdamW lr 1e-2
+    with the linear schedule, max_grad_norm 1."""
+    import torch
+    model_dir = os.path.join(OUT, "tiny_qwen3")
+    os.makedirs(model_dir, exist_ok=True)
+    tok_src = os.path.join(ROOT, "tests", "fixtures", "tokenizers", "qwen2", "tokenizer.json")
+    shutil.copy(tok_src, model_dir)
+    shutil.copy(os.path.join(OUT, "qwen2_tokenizer_config.json"),
+                os.path.join(model_dir, "tokenizer_config.json"))
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    torch.manual_seed(0)
+    config = Qwen3Config(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+                         head_dim=8, max_position_embeddings=64, tie_word_embeddings=False,
+                         attention_dropout=0.0)
+    model = Qwen3ForCausalLM(config)
+    model.save_pretrained(model_dir)
+    rows = [{"messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}]}
+            for q, a in LOSS_QA]
+    with open(os.path.join(OUT, "loss_rows.jsonl"), "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        args = SFTConfig(output_dir=tmp, report_to=[], use_cpu=True, bf16=False, max_steps=12,
+                         per_device_train_batch_size=8, learning_rate=1e-2, logging_steps=1,
+                         save_strategy="no", assistant_only_loss=True, max_length=64, seed=42,
+                         chat_template_path=os.path.join(OUT, "chatml_generation.jinja"))
+        trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows),
+                             processing_class=tok)
+        trainer.train()
+        losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    with open(os.path.join(OUT, "trl_losses.json"), "w", encoding="utf-8") as f:
+        json.dump({"trl": trl.__version__, "steps": 12, "per_device_train_batch_size": 8,
+                   "learning_rate": 1e-2, "assistant_only_loss": True, "max_length": 64,
+                   "losses": losses}, f, indent=1)
+        f.write("\n")
+    print("losses", losses)
+
+
 if __name__ == "__main__":
     main()
+    loss_fixture()

@@ -57,7 +57,7 @@ class SftCli : public ::testing::Test {
             "--train_file",
             train_,
             "--max_length",
-            "24",
+            "64",
             "--output_dir",
             out,
             "--per_device_train_batch_size",
@@ -101,15 +101,57 @@ TEST_F(SftCli, TrainsATinyQwen3OnConversationsWithFallingLoss) {
 
   // Assistant-only loss with truncation counted: another run, other losses.
   auto f = flags(dir_.sub("out2"));
-  f.insert(f.end(), {"--assistant_only_loss", "true", "--max_length", "12"});
+  f.insert(f.end(), {"--assistant_only_loss", "true", "--max_length", "20"});
   CliResult a = run_loom_cli(dir_, f);
   ASSERT_EQ(a.exit_code, 0) << a.err << a.out;
-  EXPECT_NE(a.out.find("16 rows, conversational; 16 longer than --max_length 12 truncated"),
+  EXPECT_NE(a.out.find("16 rows, conversational; XX longer than --max_length 20 truncated"),
             std::string::npos)
       << a.out;
   std::vector<double> la = losses(dir_.sub("out2"));
   ASSERT_EQ(la.size(), 8u);
   EXPECT_NE(la[0], l[0]);
+}
+
+// TRL's SFTTrainer losses (tools/make_sft_fixtures.py: trl_losses.json) for 12
+// steps of the same random Qwen3 (tiny_qwen3/) on the same 8 conversations,
+// every row in every batch, assistant-only loss, AdamW with the linear schedule.
+TEST_F(SftCli, LossesEqualTrlSftTrainerForTwelveSteps) {
+  const std::string out = dir_.sub("trl_out");
+  CliResult r = run_loom_cli(dir_, {"train",
+                                    "--task",
+                                    "sft",
+                                    "--model_name_or_path",
+                                    kSftFixtures + "/tiny_qwen3",
+                                    "--chat_template_path",
+                                    kSftFixtures + "/chatml_generation.jinja",
+                                    "--train_file",
+                                    kSftFixtures + "/loss_rows.jsonl",
+                                    "--assistant_only_loss",
+                                    "true",
+                                    "--max_length",
+                                    "64",
+                                    "--per_device_train_batch_size",
+                                    "8",
+                                    "--max_steps",
+                                    "12",
+                                    "--learning_rate",
+                                    "0.01",
+                                    "--logging_steps",
+                                    "1",
+                                    "--save_strategy",
+                                    "no",
+                                    "--output_dir",
+                                    out,
+                                    "--device",
+                                    "lazy",
+                                    "--disable_tqdm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  nlohmann::json trl = nlohmann::json::parse(read_cli_file(kSftFixtures + "/trl_losses.json"));
+  std::vector<double> want = trl["losses"].get<std::vector<double>>();
+  std::vector<double> got = losses(out);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-4 * want[i]) << "step " << i + 1;
 }
 
 TEST_F(SftCli, BadInputIsOneErrorLine) {

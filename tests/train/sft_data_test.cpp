@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,8 +79,9 @@ TEST(SftData, EqualsTrlSftTrainerOnEveryFixtureCase) {
                            ? std::nullopt
                            : std::optional(cfg["max_length"].get<int64_t>());
     if (cfg.contains("completion_only_loss"))
-      job.completion_only_loss = cfg["completion_only_loss"];
-    if (cfg.contains("assistant_only_loss")) job.assistant_only_loss = cfg["assistant_only_loss"];
+      job.completion_only_loss = cfg["completion_only_loss"].get<bool>();
+    if (cfg.contains("assistant_only_loss"))
+      job.assistant_only_loss = cfg["assistant_only_loss"].get<bool>();
     JobData data = load_sft_data(job, sft_plan(), tok, true, false);
     const auto& ex = std::dynamic_pointer_cast<const data::InMemoryDataset>(data.train)->examples();
     ASSERT_EQ(ex.size(), c["input_ids"].size());

@@ -134,10 +134,14 @@ void check_allowed(const std::string& name, const JobArgs& job) {
     LOOM_CHECK(t.empty() || t == "causal-lm" || t == "masked-lm" || t == "text-classification" ||
                    t == kTaskSft,
                "--task: expected causal-lm, masked-lm, text-classification or sft, got '", t, "'");
-  } else if (name == "packing" || name == "padding_free") {
-    LOOM_CHECK(!(name == "packing" ? job.packing : job.padding_free), "--", name,
-               " true: packing is not implemented yet in loom (train unpacked: --", name,
-               " false, the default)");
+  } else if (name == "packing") {
+    LOOM_CHECK(!job.packing,
+               "--packing true: packing is not implemented yet in loom (train "
+               "unpacked: --packing false, the default)");
+  } else if (name == "padding_free") {
+    LOOM_CHECK(!job.padding_free,
+               "--padding_free true: padding-free batches (packing) are not "
+               "implemented yet in loom (--padding_free false, the default)");
   } else if (name == "model_type") {
     bool known = job.model_type.empty();
     for (const ModelTypeEntry& e : model_types()) known = known || e.model_type == job.model_type;

@@ -7,6 +7,7 @@
 // and assistant_token_mask is its return_assistant_tokens_mask rule.
 #include "data/sft/sft_examples.h"
 
+#include <algorithm>
 #include <exception>
 #include <set>
 
