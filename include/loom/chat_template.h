@@ -87,6 +87,9 @@ class ChatTemplate {
                       std::optional<std::time_t> now = std::nullopt) const;
 
   const std::string& name() const;
+  /// True when the source has a `{% generation %}` tag (TRL's has_generation_markers: what
+  /// assistant_only_loss needs).
+  bool has_generation_markers() const;
   /// The template variables from_pretrained() read (a JSON object; "{}" otherwise).
   const std::string& special_tokens_json() const;
 

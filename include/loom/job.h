@@ -120,9 +120,29 @@ struct LoraArguments {
   bool merge_lora = false;
 };
 
+/// Supervised fine-tuning, task "sft" (TRL's SFTConfig names; docs/sft.md):
+/// rows of .jsonl / .json files in TRL's dataset schemas, tokenized as TRL's
+/// SFTTrainer does, one example per row.
+struct SftArguments {
+  /// Keep the first max_length tokens of each row (TRL's truncation_mode
+  /// keep_start); nullopt: no truncation (the model's positions still bound it).
+  std::optional<int64_t> max_length = 1024;
+  /// Loss on completion tokens only; nullopt: true for prompt-completion rows.
+  std::optional<bool> completion_only_loss;
+  /// Loss on the chat template's `{% generation %}` tokens only.
+  bool assistant_only_loss = false;
+  std::string dataset_text_field = "text";  ///< the text key of language-modeling rows
+  std::string eos_token;           ///< appended to non-conversational text; empty: the tokenizer's
+  std::string chat_template_path;  ///< a .jinja file replacing the tokenizer's template
+  /// Not implemented yet: only false / "bfd" / false are accepted (an error otherwise).
+  bool packing = false;
+  std::string packing_strategy = "bfd";
+  bool padding_free = false;
+};
+
 /// Everything a job is built from, besides TrainingArguments.
-struct JobArguments : ModelArguments, DataTrainingArguments, LoraArguments {
-  /// kTaskCausalLM, kTaskMaskedLM or kTaskTextClassification
+struct JobArguments : ModelArguments, DataTrainingArguments, LoraArguments, SftArguments {
+  /// kTaskCausalLM, kTaskMaskedLM, kTaskTextClassification or kTaskSft
   /// (loom/model_registry.h); empty: from the model (gpt2 -> causal-lm;
   /// bert -> masked-lm, or text-classification for a classifier checkpoint).
   std::string task;
@@ -199,7 +219,8 @@ ModelPlan plan_model(const JobArguments& job, const Tokenizer& tokenizer);
 /// ..." naming the key.
 std::string apply_config_overrides(const std::string& config_json, const std::string& overrides);
 
-/// Loads and tokenizes the job's files or rows for `plan.task`: causal-lm
+/// Loads and tokenizes the job's files or rows for `plan.task`: sft one
+/// example per row (load_sft_data, below); causal-lm
 /// concatenates every line (or text cell) and cuts block_size blocks
 /// (run_clm's group_texts); masked-lm the same with special tokens per line
 /// and max_seq_length blocks (run_mlm); text-classification one example per
@@ -210,6 +231,22 @@ std::string apply_config_overrides(const std::string& config_json, const std::st
 /// classification, a block_size above the model's positions, or no example.
 JobData load_job_data(const JobArguments& job, const ModelPlan& plan, const Tokenizer& tokenizer,
                       bool want_train, bool want_eval);
+
+/// Task sft: the train / validation .jsonl or .json files (or JSON rows in
+/// memory) in TRL's schemas, tokenized as TRL's SFTTrainer (docs/sft.md):
+/// input_ids and labels (-100 where the loss is masked), truncated to
+/// max_length; prints one line per split with the rows truncated and
+/// dropped. The chat template comes from chat_template_path or the tokenizer
+/// folder (tokenizer_name, else model_name_or_path). Throws loom::Error
+/// "[sft] <file>:<line>: ..." for a row without a known schema, mixed
+/// schemas, an unknown role, a template error, and for packing / padding_free.
+JobData load_sft_data(const JobArguments& job, const ModelPlan& plan, const Tokenizer& tokenizer,
+                      bool want_train, bool want_eval);
+
+/// Task sft's padded batch lengths (one compiled graph each on a lazy
+/// device): 16, 32, 64, ... below `max_length`, then `max_length` itself;
+/// {max_length} when it is 16 or less.
+std::vector<int64_t> sft_length_buckets(int64_t max_length);
 
 /// The model for `plan` on the cpu device: pretrained weights (a fresh
 /// classification head sized `num_labels` when the checkpoint has none), or

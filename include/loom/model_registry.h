@@ -50,6 +50,14 @@ namespace loom {
 inline constexpr const char* kTaskCausalLM = "causal-lm";
 inline constexpr const char* kTaskMaskedLM = "masked-lm";
 inline constexpr const char* kTaskTextClassification = "text-classification";
+/// Supervised fine-tuning (TRL's SFTTrainer): a job task served by the
+/// CausalLM interface (model_task_of), with its own data path (loom/job.h).
+inline constexpr const char* kTaskSft = "sft";
+
+/// The model interface a job task needs: causal-lm for sft, else the task itself.
+inline std::string model_task_of(const std::string& task) {
+  return task == kTaskSft ? std::string(kTaskCausalLM) : task;
+}
 
 /// True when `model` implements the interface of `task` (a base model: task "").
 bool serves_task(const PretrainedModel& model, const std::string& task);
@@ -158,7 +166,9 @@ ModelTypeEntry model_type_of(std::string model_type, std::vector<ArchitectureEnt
   e.model_type = std::move(model_type);
   e.architectures = std::move(archs);
   e.default_lora_targets = defaults.default_lora_targets();
-  if constexpr (requires { { defaults.layer_class() } -> std::convertible_to<std::string>; })
+  if constexpr (requires {
+                  { defaults.layer_class() } -> std::convertible_to<std::string>;
+                })
     e.layer_class = defaults.layer_class();
   e.default_config_json = [defaults] { return defaults.to_json_string(); };
   e.read_config = [](const std::string& json, const std::string& where) {

@@ -16,8 +16,9 @@
 namespace loom::cli {
 namespace {
 
-using Member = std::variant<std::string JobArgs::*, int64_t JobArgs::*, double JobArgs::*,
-                            bool JobArgs::*, std::optional<int64_t> JobArgs::*>;
+using Member =
+    std::variant<std::string JobArgs::*, int64_t JobArgs::*, double JobArgs::*, bool JobArgs::*,
+                 std::optional<int64_t> JobArgs::*, std::optional<bool> JobArgs::*>;
 
 struct JobField {
   FlagInfo info;
@@ -31,7 +32,10 @@ const std::vector<JobField>& job_table() {
       {{"task", "string",
         "causal-lm (" + model_types_for_task(kTaskCausalLM) + "), masked-lm (" +
             model_types_for_task(kTaskMaskedLM) + ") or text-classification (" +
-            model_types_for_task(kTaskTextClassification) + "); default: from the model."},
+            model_types_for_task(kTaskTextClassification) + "), or sft (" +
+            model_types_for_task(kTaskCausalLM) +
+            ": TRL's SFTTrainer data, docs/sft.md); "
+            "default: from the model."},
        &JobArgs::task},
       {{"model_name_or_path", "string",
         "Directory with config.json and weights (save_pretrained output or a checkpoint), a PEFT "
@@ -79,6 +83,28 @@ const std::vector<JobField>& job_table() {
        &JobArgs::max_train_samples},
       {{"max_eval_samples", "int?", "Keep only the first N evaluation examples."},
        &JobArgs::max_eval_samples},
+      {{"max_length", "int?",
+        "sft: keep the first N tokens of each row (TRL's keep_start; none: no truncation)."},
+       &JobArgs::max_length},
+      {{"completion_only_loss", "bool?",
+        "sft: loss on completion tokens only (none: true for prompt-completion rows)."},
+       &JobArgs::completion_only_loss},
+      {{"assistant_only_loss", "bool",
+        "sft: loss on the chat template's {% generation %} tokens only."},
+       &JobArgs::assistant_only_loss},
+      {{"dataset_text_field", "string", "sft: the text key of language-modeling rows."},
+       &JobArgs::dataset_text_field},
+      {{"eos_token", "string",
+        "sft: token appended to non-conversational text (default: the tokenizer's EOS)."},
+       &JobArgs::eos_token},
+      {{"chat_template_path", "string", "sft: a .jinja chat template replacing the tokenizer's."},
+       &JobArgs::chat_template_path},
+      {{"packing", "bool", "sft: pack rows into max_length blocks (not implemented yet)."},
+       &JobArgs::packing},
+      {{"packing_strategy", "string", "sft: bfd or wrapped (packing is not implemented yet)."},
+       &JobArgs::packing_strategy},
+      {{"padding_free", "bool", "sft: batches without padding (not implemented yet)."},
+       &JobArgs::padding_free},
       {{"use_lora", "bool", "Train LoRA adapters on the frozen model (PEFT's format)."},
        &JobArgs::use_lora},
       {{"lora_r", "int", "LoRA rank r."}, &JobArgs::lora_r},
@@ -105,8 +131,17 @@ bool is_none(const std::string& s) { return s == "none" || s == "None" || s == "
 void check_allowed(const std::string& name, const JobArgs& job) {
   if (name == "task") {
     const std::string& t = job.task;
-    LOOM_CHECK(t.empty() || t == "causal-lm" || t == "masked-lm" || t == "text-classification",
-               "--task: expected causal-lm, masked-lm or text-classification, got '", t, "'");
+    LOOM_CHECK(t.empty() || t == "causal-lm" || t == "masked-lm" || t == "text-classification" ||
+                   t == kTaskSft,
+               "--task: expected causal-lm, masked-lm, text-classification or sft, got '", t, "'");
+  } else if (name == "packing") {
+    LOOM_CHECK(!job.packing,
+               "--packing true: packing is not implemented yet in loom (train "
+               "unpacked: --packing false, the default)");
+  } else if (name == "padding_free") {
+    LOOM_CHECK(!job.padding_free,
+               "--padding_free true: padding-free batches (packing) are not "
+               "implemented yet in loom (--padding_free false, the default)");
   } else if (name == "model_type") {
     bool known = job.model_type.empty();
     for (const ModelTypeEntry& e : model_types()) known = known || e.model_type == job.model_type;
@@ -135,9 +170,14 @@ void check_allowed(const std::string& name, const JobArgs& job) {
   } else if (name == "pad_to_multiple_of") {
     LOOM_CHECK(job.pad_to_multiple_of >= 0, "--pad_to_multiple_of: expected >= 0, got ",
                job.pad_to_multiple_of);
-  } else if (name == "block_size" || name == "max_seq_length" || name == "max_train_samples" ||
-             name == "max_eval_samples") {
+  } else if (name == "packing_strategy") {
+    const std::string& p = job.packing_strategy;
+    LOOM_CHECK(p == "bfd" || p == "wrapped", "--packing_strategy: expected bfd or wrapped, got '",
+               p, "'");
+  } else if (name == "block_size" || name == "max_length" || name == "max_seq_length" ||
+             name == "max_train_samples" || name == "max_eval_samples") {
     const auto& v = name == "block_size"          ? job.block_size
+                    : name == "max_length"        ? job.max_length
                     : name == "max_seq_length"    ? job.max_seq_length
                     : name == "max_train_samples" ? job.max_train_samples
                                                   : job.max_eval_samples;
@@ -172,6 +212,15 @@ struct Setter {
     if (!v) bad("true or false");
     job.*m = *v;
   }
+  void operator()(std::optional<bool> JobArgs::*m) const {
+    if (is_none(value)) {
+      (job.*m).reset();
+      return;
+    }
+    auto v = parse_bool_text(value);
+    if (!v) bad("true, false or none");
+    job.*m = *v;
+  }
   void operator()(std::optional<int64_t> JobArgs::*m) const {
     if (is_none(value)) {
       (job.*m).reset();
@@ -198,6 +247,9 @@ struct DefaultText {
   std::string operator()(bool JobArgs::*m) const { return job.*m ? "true" : "false"; }
   std::string operator()(std::optional<int64_t> JobArgs::*m) const {
     return job.*m ? std::to_string(*(job.*m)) : "none";
+  }
+  std::string operator()(std::optional<bool> JobArgs::*m) const {
+    return job.*m ? (*(job.*m) ? "true" : "false") : "none";
   }
 };
 

@@ -7,6 +7,7 @@
 #include "loom/chat_template.h"
 
 #include <filesystem>
+#include <regex>
 
 #include "data/chat_template/evaluator.h"
 #include "data/chat_template/globals.h"
@@ -22,6 +23,7 @@ struct ChatTemplate::Impl {
   std::string name;
   jinja::Body body;
   std::string special_tokens_json = "{}";
+  bool has_generation_markers = false;
 };
 
 namespace {
@@ -91,6 +93,10 @@ void add_special_tokens(const nlohmann::json& config, OJson& vars) {
 ChatTemplate::ChatTemplate(const std::string& source, const std::string& name) {
   auto impl = std::make_shared<Impl>();
   impl->name = name;
+  // TRL's has_generation_markers (chat_template_utils.py): the source text has a
+  // `{% generation %}` tag, whitespace-trim variants included.
+  static const std::regex kGeneration(R"(\{%-?\s*generation\s*-?%\})");
+  impl->has_generation_markers = std::regex_search(source, kGeneration);
   try {
     impl->body = jinja::parse(jinja::lex(source, name), name);
   } catch (const std::logic_error& e) {  // a number literal std::stoll/stod refuse
@@ -177,6 +183,8 @@ ChatRendered ChatTemplate::render(const std::string& context_json,
   jinja::Value ctx = jinja::from_json(j);
   return to_public(jinja::render(impl_->body, ctx.dict(), jinja::make_globals(now), impl_->name));
 }
+
+bool ChatTemplate::has_generation_markers() const { return impl_->has_generation_markers; }
 
 const std::string& ChatTemplate::name() const { return impl_->name; }
 

@@ -35,12 +35,31 @@ JobArguments with_hub_dirs(JobArguments job) {
   return job;
 }
 
+// Task sft: the examples carry their labels (-100 where masked); batches are
+// padded (TRL's pad token: the tokenizer's, else EOS) to the smallest length
+// bucket that holds the longest example, so a lazy device compiles at most one
+// graph per bucket: powers of two from 16 up to max_length (and max_length
+// itself), or --pad_to_multiple_of's multiples when given.
+std::shared_ptr<const data::Collator> sft_collator(const JobArguments& job, const ModelPlan& plan,
+                                                   const Tokenizer& tok) {
+  data::PadOptions pad;
+  pad.pad_id = tok.pad_token_id().value_or(tok.eos_token_id().value_or(0));
+  if (job.pad_to_multiple_of > 0) {
+    pad.pad_to_multiple_of = job.pad_to_multiple_of;
+    return std::make_shared<data::PaddingCollator>(pad);
+  }
+  pad.strategy = data::PadOptions::Strategy::kBuckets;
+  pad.buckets = sft_length_buckets(job.max_length.value_or(plan.max_positions));
+  return std::make_shared<data::PaddingCollator>(pad);
+}
+
 std::shared_ptr<const data::Collator> make_collator(const JobArguments& job, const ModelPlan& plan,
                                                     const Tokenizer& tok, uint64_t seed) {
   data::PadOptions pad;
   pad.pad_to_multiple_of = job.pad_to_multiple_of;
   pad.pad_id = tok.pad_token_id().value_or(tok.eos_token_id().value_or(0));
   if (plan.task == kTaskCausalLM) return std::make_shared<data::CausalLMCollator>(pad);
+  if (plan.task == kTaskSft) return sft_collator(job, plan, tok);
   if (plan.task == kTaskMaskedLM) {
     auto mask = tok.mask_token_id();
     LOOM_CHECK(mask.has_value(), "[tokenizer] masked-lm needs a tokenizer with a mask token");

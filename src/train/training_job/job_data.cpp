@@ -21,6 +21,7 @@
 #include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/job.h"
+#include "loom/model_registry.h"
 #include "loom/token_cache.h"
 
 namespace loom {
@@ -466,6 +467,7 @@ void load_classification_data(ClassificationData& out, const JobArguments& job,
 
 JobData load_job_data(const JobArguments& job, const ModelPlan& plan, const Tokenizer& tokenizer,
                       bool want_train, bool want_eval) {
+  if (plan.task == kTaskSft) return load_sft_data(job, plan, tokenizer, want_train, want_eval);
   const Source train_src("train_file", job.train_file, job.train_rows);
   const Source eval_src("validation_file", job.validation_file, job.validation_rows);
   const bool split = want_eval && eval_src.empty();

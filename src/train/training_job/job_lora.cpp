@@ -89,9 +89,10 @@ std::shared_ptr<PretrainedModel> apply_lora(const JobArguments& job,
     return model;  // --model_name_or_path is an adapter: train it further
   }
   auto lm = std::dynamic_pointer_cast<CausalLM>(model);
-  LOOM_CHECK(lm != nullptr && plan.task == "causal-lm", "[loom train] --use_lora supports task ",
-             "causal-lm (", model_types_for_task(kTaskCausalLM), "), got ", plan.task, " (",
-             model->architecture(), ")");
+  LOOM_CHECK(lm != nullptr && model_task_of(plan.task) == kTaskCausalLM,
+             "[loom train] --use_lora supports tasks causal-lm and sft (",
+             model_types_for_task(kTaskCausalLM), "), got ", plan.task, " (", model->architecture(),
+             ")");
   LoraConfig config;
   config.r = job.lora_r;
   config.lora_alpha = job.lora_alpha;

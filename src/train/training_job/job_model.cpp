@@ -189,7 +189,7 @@ ModelPlan plan_model(const JobArguments& job, const Tokenizer& tokenizer) {
   int64_t vocab = summary.vocab_size;
   plan.task = job.task.empty() ? default_task(entry, common.architectures) : job.task;
   std::vector<std::string> tasks = entry.tasks();
-  if (!entry.for_task(plan.task)) {
+  if (!entry.for_task(model_task_of(plan.task))) {
     std::string can;
     for (const std::string& t : tasks) can += (can.empty() ? "" : ", ") + t;
     fail("[model] --task ", plan.task, " is not a task of model_type '", plan.model_type,
@@ -218,7 +218,8 @@ void check_training_fits(const ModelPlan& plan, const TrainingArguments& args) {
 std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobData& data,
                                              uint64_t seed) {
   manual_seed(seed);  // run_clm calls set_seed before building the model
-  const ArchitectureEntry& arch = *model_type_entry(plan.model_type).for_task(plan.task);
+  const ArchitectureEntry& arch =
+      *model_type_entry(plan.model_type).for_task(model_task_of(plan.task));
   std::string config = plan.config_json;
   if (plan.task == kTaskTextClassification) {  // the head follows the data's labels
     nlohmann::json j = nlohmann::json::parse(config);
@@ -251,7 +252,7 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
     detail::load_pretrained_weights(*m, plan.pretrained_dir, Device("cpu"), {});
   }
   // From here on the job talks to the task's interface (the registry guarantees it).
-  LOOM_CHECK(serves_task(*m, plan.task), "[model] ", m->architecture(),
+  LOOM_CHECK(serves_task(*m, model_task_of(plan.task)), "[model] ", m->architecture(),
              " does not implement the interface of task ", plan.task);
   if (auto* cls = dynamic_cast<SequenceClassifier*>(m.get()))
     LOOM_CHECK(cls->num_labels() >= data.num_labels, "[model] ", m->architecture(), " has ",

@@ -1,0 +1,210 @@
+// Task sft's data (load_sft_data, loom/job.h): reads the train / validation
+// rows (.jsonl, .json: an array of objects or JSON lines; JSON rows or texts
+// in memory), holds back the validation split as the other tasks do, loads
+// the chat template when the rows are conversational, and hands the rows to
+// data::sft_examples (src/data/sft/), which tokenizes them as TRL's
+// SFTTrainer. Prints one line per split: rows, schema, truncated, dropped.
+// Assumes plan.max_positions bounds every example (no packing yet).
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "data/sft/sft_examples.h"
+#include "io/json_parse.h"
+#include "io/text_files.h"
+#include "loom/dist.h"
+#include "loom/error.h"
+#include "loom/job.h"
+
+namespace loom {
+namespace fs = std::filesystem;
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+// A split's rows: from a file or from rows in memory.
+struct SftSource {
+  std::string flag;  // "train_file" or "validation_file"
+  std::string path;
+  const DataRows* rows = nullptr;
+  bool empty() const { return path.empty() && !rows; }
+  std::string name() const { return rows ? "<" + flag.substr(0, flag.find('_')) + " rows>" : path; }
+  std::string what() const { return rows ? name() : "--" + flag + " '" + path + "'"; }
+};
+
+void check_sft_arguments(const JobArguments& job) {
+  LOOM_CHECK(!job.packing,
+             "[sft] --packing true: packing is not implemented yet in loom "
+             "(train unpacked: --packing false, the default)");
+  LOOM_CHECK(!job.padding_free,
+             "[sft] --padding_free true: padding-free batches are not "
+             "implemented yet in loom (use --padding_free false, the default)");
+  LOOM_CHECK(job.packing_strategy == "bfd" || job.packing_strategy == "wrapped",
+             "[sft] --packing_strategy: expected bfd or wrapped, got '", job.packing_strategy, "'");
+  LOOM_CHECK(!job.max_length || *job.max_length > 0,
+             "[sft] --max_length: expected a positive "
+             "integer or none, got ",
+             job.max_length.value_or(0));
+}
+
+std::vector<data::SftRow> rows_of_file(const SftSource& src) {
+  const std::string ext = fs::path(src.path).extension().string();
+  LOOM_CHECK(ext != ".parquet", "[sft] ", src.what(),
+             ": Parquet is not implemented yet in loom; convert it to JSON lines (e.g. "
+             "datasets' to_json(..., lines=True))");
+  LOOM_CHECK(ext == ".jsonl" || ext == ".ndjson" || ext == ".json", "[sft] ", src.what(),
+             ": sft reads .jsonl or .json files (TRL's dataset schemas), got '", ext, "'");
+  LOOM_CHECK(fs::is_regular_file(src.path), "[data] ", src.what(), ": no such file");
+  const std::string text = io::read_file_text(src.path, "sft");
+  std::vector<data::SftRow> out;
+  const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  if (first != std::string::npos && text[first] == '[') {  // one array of objects
+    OJson all = io::parse_json<OJson>(text, "[sft] " + src.path);
+    for (size_t i = 0; i < all.size(); ++i)
+      out.push_back({std::move(all[i]), src.path + ": row " + std::to_string(i + 1)});
+    return out;
+  }
+  std::vector<std::string> lines = io::split_text_lines(text, /*keep_linebreaks=*/false);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
+    const std::string where = src.path + ":" + std::to_string(i + 1);
+    out.push_back({io::parse_json<OJson>(lines[i], "[sft] " + where), where});
+  }
+  return out;
+}
+
+// Text rows become language-modeling rows {dataset_text_field: text}.
+std::vector<data::SftRow> rows_of(const SftSource& src, const JobArguments& job) {
+  if (!src.rows) return rows_of_file(src);
+  std::vector<data::SftRow> out;
+  for (size_t i = 0; i < src.rows->rows.size(); ++i) {
+    const std::string where = src.name() + ":" + std::to_string(i + 1);
+    const std::string& row = src.rows->rows[i];
+    if (src.rows->kind == DataRows::Kind::text) {
+      OJson v = OJson::object();
+      v[job.dataset_text_field] = row;
+      out.push_back({std::move(v), where});
+    } else {
+      out.push_back({io::parse_json<OJson>(row, "[sft] " + where), where});
+    }
+  }
+  return out;
+}
+
+bool conversational(data::SftSchema s) {
+  return s == data::SftSchema::kMessages || s == data::SftSchema::kConversationalPromptCompletion;
+}
+
+// The template of the tokenizer folder or --chat_template_path, checked for
+// what --assistant_only_loss needs.
+ChatTemplate load_template(const JobArguments& job) {
+  const std::string dir = job.tokenizer_name.empty() ? job.model_name_or_path : job.tokenizer_name;
+  ChatTemplate t = ChatTemplate::from_pretrained(dir, job.chat_template_path);
+  LOOM_CHECK(!job.assistant_only_loss || t.has_generation_markers(),
+             "[sft] --assistant_only_loss: ", "the chat template ", t.name(),
+             " has no {% generation %} ... {% endgeneration %} block marking the assistant's "
+             "tokens; give --chat_template_path FILE.jinja with one (TRL raises the same for "
+             "templates it has no training version of)");
+  return t;
+}
+
+data::SftOptions sft_options(const JobArguments& job, const Tokenizer& tok) {
+  data::SftOptions o;
+  o.dataset_text_field = job.dataset_text_field;
+  o.completion_only_loss = job.completion_only_loss;
+  o.assistant_only_loss = job.assistant_only_loss;
+  o.max_length = job.max_length;
+  if (!job.eos_token.empty()) {
+    LOOM_CHECK(tok.token_to_id(job.eos_token).has_value(), "[sft] --eos_token '", job.eos_token,
+               "' is not in the tokenizer's vocabulary");
+    o.eos_token = job.eos_token;
+    o.template_eos_token = job.eos_token;
+  } else if (auto id = tok.eos_token_id()) {
+    o.eos_token = tok.id_to_token(*id).value_or("");
+  }
+  return o;
+}
+
+std::shared_ptr<data::InMemoryDataset> split_examples(
+    const std::vector<data::SftRow>& rows, const Tokenizer& tok, const ChatTemplate* tmpl,
+    const data::SftOptions& o, const ModelPlan& plan, const std::string& what) {
+  data::SftExamples ex = data::sft_examples(rows, tok, tmpl, o);
+  for (size_t i = 0; i < ex.examples.size(); ++i)
+    LOOM_CHECK(static_cast<int64_t>(ex.examples[i].input_ids.size()) <= plan.max_positions,
+               "[sft] ", what, ": an example has ", ex.examples[i].input_ids.size(),
+               " tokens, more than the model's ", plan.max_positions,
+               " positions (give --max_length ", plan.max_positions, " or less)");
+  if (dist::rank() == 0) {
+    std::string cut = o.max_length
+                          ? std::to_string(ex.truncated) + " longer than --max_length " +
+                                std::to_string(*o.max_length) + " truncated (keep_start), " +
+                                std::to_string(ex.dropped) + " left without a label token dropped"
+                          : "no truncation (--max_length none)";
+    std::printf("[sft] %s: %zu rows, %s; %s\n", what.c_str(), rows.size(),
+                data::sft_schema_name(ex.schema), cut.c_str());
+  }
+  return std::make_shared<data::InMemoryDataset>(std::move(ex.examples));
+}
+
+void keep_first(std::shared_ptr<data::InMemoryDataset>& ds, const std::optional<int64_t>& n) {
+  if (!ds || !n || *n >= ds->size()) return;
+  const auto& ex = ds->examples();
+  ds = std::make_shared<data::InMemoryDataset>(std::vector(ex.begin(), ex.begin() + *n));
+}
+
+}  // namespace
+
+std::vector<int64_t> sft_length_buckets(int64_t max_length) {
+  std::vector<int64_t> out;
+  for (int64_t b = 16; b < max_length; b *= 2) out.push_back(b);
+  out.push_back(max_length);
+  return out;
+}
+
+JobData load_sft_data(const JobArguments& job, const ModelPlan& plan, const Tokenizer& tok,
+                      bool want_train, bool want_eval) {
+  check_sft_arguments(job);
+  LOOM_CHECK(!job.max_length || *job.max_length <= plan.max_positions, "[sft] --max_length ",
+             job.max_length.value_or(0), " is longer than the model's ", plan.max_positions,
+             " positions");
+  const SftSource train{"train_file", job.train_file, job.train_rows ? &*job.train_rows : nullptr};
+  const SftSource eval{"validation_file", job.validation_file,
+                       job.validation_rows ? &*job.validation_rows : nullptr};
+  const bool split = want_eval && eval.empty();
+  std::vector<data::SftRow> train_rows, eval_rows;
+  if (want_train || split) {
+    LOOM_CHECK(!train.empty(), "[data] --train_file is required");
+    train_rows = rows_of(train, job);
+    LOOM_CHECK(!train_rows.empty(), "[sft] ", train.what(), " has no rows");
+  }
+  if (want_eval && !eval.empty()) eval_rows = rows_of(eval, job);
+  if (split) {  // the first pct% of the training rows, as datasets' train[:pct%]
+    const auto held = static_cast<int64_t>(std::llround(static_cast<double>(train_rows.size()) *
+                                                        job.validation_split_percentage / 100.0));
+    eval_rows.assign(train_rows.begin(), train_rows.begin() + held);
+    train_rows.erase(train_rows.begin(), train_rows.begin() + held);
+  }
+  const data::SftOptions options = sft_options(job, tok);
+  std::optional<ChatTemplate> tmpl;
+  for (const auto* rows : {&train_rows, &eval_rows}) {
+    if (!tmpl && !rows->empty() &&
+        conversational(data::sft_schema(rows->front(), options.dataset_text_field)))
+      tmpl = load_template(job);
+  }
+  const ChatTemplate* t = tmpl ? &*tmpl : nullptr;
+  JobData out;
+  std::shared_ptr<data::InMemoryDataset> tr, ev;
+  if (want_train) tr = split_examples(train_rows, tok, t, options, plan, train.what());
+  if (want_eval && !eval_rows.empty())
+    ev = split_examples(eval_rows, tok, t, options, plan,
+                        split ? "the validation split of " + train.what() : eval.what());
+  keep_first(tr, job.max_train_samples);
+  keep_first(ev, job.max_eval_samples);
+  out.train = tr;
+  out.eval = ev;
+  return out;
+}
+
+}  // namespace loom
