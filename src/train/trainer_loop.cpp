@@ -182,20 +182,21 @@ static void clear_earlier_run(const TrainingArguments& args) {
 }
 
 // Resuming from a checkpoint that is not the newest abandons the run that
-// wrote the newer ones: they go (when this run saves checkpoints), else
-// rotation and "last" would mix the two runs. Call after load_checkpoint.
-static void drop_abandoned_checkpoints(const TrainingArguments& args, const std::string& resume_dir,
+// wrote the newer ones: they are moved aside into output_dir/abandoned-<time>/
+// (when this run saves checkpoints), else rotation and "last" would mix the
+// two runs; nothing is deleted. Call after load_checkpoint.
+static void move_abandoned_checkpoints(const TrainingArguments& args, const std::string& resume_dir,
                                        TrainerState& state) {
   if (args.save_strategy == "no") return;
-  const auto removed =
-      train::remove_checkpoints_after(args.output_dir, state.global_step, resume_dir);
-  if (removed.empty()) return;
+  const train::AbandonedCheckpoints moved =
+      train::move_checkpoints_after(args.output_dir, state.global_step, resume_dir);
+  if (moved.names.empty()) return;
   std::string names;
-  for (const auto& n : removed) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : moved.names) names += (names.empty() ? "" : ", ") + n;
   std::fprintf(stderr,
-               "[Trainer] resuming from step %lld: removed the newer checkpoints of the "
-               "abandoned run in %s: %s\n",
-               static_cast<long long>(state.global_step), args.output_dir.c_str(), names.c_str());
+               "[Trainer] resuming from step %lld: moved the newer checkpoints of the "
+               "abandoned run (%s) to %s\n",
+               static_cast<long long>(state.global_step), names.c_str(), moved.dir.c_str());
   std::error_code ec;
   if (state.best_model_checkpoint && !fs::is_directory(*state.best_model_checkpoint, ec))
     state.best_model_checkpoint.reset();
@@ -238,7 +239,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   ResumePoint rp;
   if (!resume_dir.empty()) {
     rp = load_checkpoint(resume_dir, p);
-    if (train::is_world_process_zero()) drop_abandoned_checkpoints(args, resume_dir, state);
+    if (train::is_world_process_zero()) move_abandoned_checkpoints(args, resume_dir, state);
   }
   state.max_steps = p.max_steps;
   state.num_train_epochs = p.num_train_epochs;
