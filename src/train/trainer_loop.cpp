@@ -31,6 +31,7 @@
 #include "train/checkpoint_files.h"
 #include "train/ddp.h"
 #include "train/grad_buckets.h"
+#include "train/scheduler_kwargs.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -152,6 +153,7 @@ void Trainer::Impl::create_optimizer_and_scheduler(int64_t max_steps) {
   optim::ScheduleOptions so;
   so.num_warmup_steps = args.get_warmup_steps(max_steps);
   so.num_training_steps = max_steps;
+  train::apply_lr_scheduler_kwargs(args.lr_scheduler_type, args.lr_scheduler_kwargs, so);
   scheduler = std::make_unique<optim::LRScheduler>(args.lr_scheduler_type, *optimizer, so);
 }
 
@@ -337,8 +339,13 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
       } else {
         tr_loss = tr_loss + loss;
       }
-      if (window[i].contains("input_ids"))
-        current_flos += 6.0 * static_cast<double>(flos_params) * window[i].at("input_ids").numel();
+      if (window[i].contains("input_ids")) {
+        const int64_t tokens = window[i].at("input_ids").numel();
+        current_flos += 6.0 * static_cast<double>(flos_params) * tokens;
+        // transformers gathers every rank's count; each rank's batch here.
+        if (args.include_num_input_tokens_seen)
+          state.num_input_tokens_seen += tokens * train::ddp_world_size();
+      }
       if (i + 1 == window.size()) {
         batches_done_in_epoch = step + 1;
         optimizer_step(epoch, step, p, grad_norm, learning_rate);
