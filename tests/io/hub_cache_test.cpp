@@ -2,7 +2,7 @@
 // laid out as huggingface_hub writes it (models--ORG--NAME/refs/main holding a
 // commit hash, snapshots/<hash>/), found through HF_HUB_CACHE or HF_HOME; a
 // --revision naming another ref or a commit; a missing id is one error line
-// saying loom does not download and giving the huggingface-cli command; an
+// saying loom does not download and giving the `hf download` command; an
 // adapter's relative base_model_name_or_path as peft resolves it (current
 // directory), then relative to the adapter; the error names the field.
 #include <gtest/gtest.h>
