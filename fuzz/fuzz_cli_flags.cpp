@@ -31,7 +31,7 @@ void parse_command_line(std::string_view text) {
   argv.push_back(program.data());
   for (std::string& a : args) argv.push_back(a.data());
   CLI::App app{"fuzz", "loom-train"};
-  loom::cli::FlagSet flags = loom::cli::make_job_flag_set();
+  loom::cli::FlagSet flags = loom::cli::make_job_flag_set("loom train");
   flags.add_to(app);
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());

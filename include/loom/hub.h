@@ -33,8 +33,10 @@ std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
 
 /// `name_or_path` when it is an existing directory; else, for a hub id, its
 /// cached snapshot at `revision`. Otherwise throws loom::Error, one line naming
-/// `what` (the flag or field), saying that loom does not download and giving the
-/// command that fetches it ("huggingface-cli download <id> [--revision R]").
+/// `what` (the flag or field): for "org/name" (an id whose "org" is not a
+/// local directory) saying that loom does not download and giving the
+/// command that fetches it ("hf download <id> [--revision R]"); for anything
+/// else (a mistyped path) just "'<path>': no such directory".
 std::string resolve_model_dir(const std::string& name_or_path, const std::string& revision,
                               const std::string& what);
 

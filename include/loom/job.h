@@ -51,6 +51,11 @@ struct ModelArguments {
   /// ...; transformers' defaults, then config_overrides); exclusive with
   /// model_name_or_path.
   std::string model_type;
+  /// Train from scratch with this config (run_clm's --config_name): a
+  /// directory holding config.json, a config.json file, or a hub id in the
+  /// local cache; its model_type picks the model, config_overrides apply on
+  /// top. Exclusive with model_name_or_path and model_type.
+  std::string config_name;
   /// "n_layer=4,n_embd=256": config fields set before the model is built
   /// (transformers' PretrainedConfig.update_from_string).
   std::string config_overrides;

@@ -158,6 +158,16 @@ struct TrainingArguments {
   /// Compute on the host CPU only (transformers' use_cpu): refuses a device
   /// whose backend is not cpu ("lazy:xla" with use_cpu is an error).
   bool use_cpu = false;
+  /// transformers' include_num_input_tokens_seen: count the input_ids of every
+  /// training micro-batch (numel, padding included) in
+  /// TrainerState::num_input_tokens_seen and add it to every log entry. Data
+  /// parallel: each rank's batch counts as this rank's (world_size times).
+  bool include_num_input_tokens_seen = false;
+  /// transformers' lr_scheduler_kwargs: a JSON object of the schedule's extra
+  /// arguments: num_cycles (cosine, cosine_with_restarts), lr_end and power
+  /// (polynomial), timescale (inverse_sqrt). validate() refuses other keys
+  /// and keys of another schedule, as get_scheduler's TypeError.
+  std::string lr_scheduler_kwargs = "{}";
 
   // ---- loom. ----
   /// Where the model trains: "cpu" (eager) or "lazy" (traced and compiled; a

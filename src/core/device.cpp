@@ -8,6 +8,10 @@
 namespace loom {
 namespace {
 
+// The devices a user picks from, as the error lists them (cpu:reference and
+// lazy:sim exist for tests); training_args_validate.cpp lists the same.
+constexpr const char* kUserDevices = "cpu, lazy (= lazy:cpu), lazy:xla[:<index>]";
+
 bool is_name(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
@@ -28,10 +32,24 @@ bool parse_index(std::string_view s, int* out) {
   return true;
 }
 
+// PyTorch's names for an accelerator, before any ":<index>".
+bool is_torch_gpu_name(std::string_view base) { return base == "cuda" || base == "gpu"; }
+bool is_torch_xla_name(std::string_view base) { return base == "xla" || base == "tpu"; }
+
+// loom runs NVIDIA GPUs and TPUs through XLA's PJRT plugins (docs/backends.md).
 [[noreturn]] void bad_device(std::string_view spec) {
-  fail("[device] unknown device '", spec,
-       "' (expected cpu, cpu:reference, lazy, lazy:<backend> or lazy:<backend>:<index>, "
-       "e.g. lazy:cpu, lazy:sim:0)");
+  const std::string_view base = spec.substr(0, spec.find(':'));
+  if (is_torch_gpu_name(base))
+    fail("[device] unknown device '", spec,
+         "': GPUs run through XLA: use lazy:xla with PJRT_DEVICE=CUDA (docs/backends.md; "
+         "devices: ",
+         kUserDevices, ")");
+  if (is_torch_xla_name(base))
+    fail("[device] unknown device '", spec,
+         "': XLA devices are lazy:xla: use lazy:xla with PJRT_DEVICE=TPU (or CUDA; "
+         "docs/backends.md; devices: ",
+         kUserDevices, ")");
+  fail("[device] unknown device '", spec, "' (devices: ", kUserDevices, ")");
 }
 
 }  // namespace

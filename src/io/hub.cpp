@@ -34,10 +34,22 @@ bool is_commit_hash(const std::string& s) {
   return std::regex_match(s, kHex);
 }
 
+// huggingface_hub's current CLI (`huggingface-cli` is deprecated since 0.34).
 std::string download_hint(const std::string& id, const std::string& revision) {
-  std::string cmd = "huggingface-cli download " + id;
+  std::string cmd = "hf download " + id;
   if (revision != "main") cmd += " --revision " + revision;
   return cmd;
+}
+
+// Whether a missing `name` should get the hub's fetch hint: "org/name" in
+// the id form, whose "org" is not a local directory (then it is a mistyped
+// path, as "out/modle"). A bare "name" is far likelier a local typo than one
+// of the hub's few ids without an org.
+bool looks_like_hub_repo(const std::string& name) {
+  const size_t slash = name.find('/');
+  std::error_code ec;
+  return slash != std::string::npos && is_hub_id(name) &&
+         !fs::is_directory(name.substr(0, slash), ec);
 }
 
 }  // namespace
@@ -81,8 +93,8 @@ std::string resolve_model_dir(const std::string& name_or_path, const std::string
                               const std::string& what) {
   std::error_code ec;
   if (fs::is_directory(name_or_path, ec)) return name_or_path;
-  if (!is_hub_id(name_or_path)) fail(what, " '", name_or_path, "': no such directory");
   if (auto snapshot = find_cached_snapshot(name_or_path, revision)) return *snapshot;
+  if (!looks_like_hub_repo(name_or_path)) fail(what, " '", name_or_path, "': no such directory");
   fail(what, " '", name_or_path, "': no such directory, and the Hugging Face cache (",
        hf_hub_cache_dir(), ") holds no snapshot of it at revision '", revision,
        "'; loom does not download: fetch it with `", download_hint(name_or_path, revision), "`");
@@ -106,7 +118,7 @@ std::string resolve_adapter_base(const std::string& adapter_dir, const std::stri
   fail(config, ": base_model_name_or_path '", base, "' is not a directory (relative to the ",
        "current directory, as peft reads it, nor to the adapter's directory: ", beside.string(),
        ")",
-       is_hub_id(base)
+       looks_like_hub_repo(base)
            ? " nor a hub id in the Hugging Face cache (" + hf_hub_cache_dir() + ") at revision '" +
                  revision + "'; loom does not download: fetch it with `" +
                  download_hint(base, revision) + "`"

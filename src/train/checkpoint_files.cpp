@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -208,18 +209,48 @@ void rotate_checkpoints(const std::string& output_dir, int64_t limit,
   }
 }
 
-std::vector<std::string> remove_checkpoints_after(const std::string& output_dir, int64_t step,
-                                                  const std::string& keep) {
-  std::vector<std::string> removed;
+namespace {
+
+// "abandoned-20261207T173000Z" for the current UTC time; "-2", "-3", ...
+// appended while that name is taken in `output_dir`.
+fs::path free_abandoned_dir(const std::string& output_dir) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  const std::string base = std::string(kAbandonedPrefix) + stamp;
+  fs::path dir = fs::path(output_dir) / base;
+  std::error_code ec;
+  for (int i = 2; fs::exists(dir, ec); ++i)
+    dir = fs::path(output_dir) / (base + "-" + std::to_string(i));
+  return dir;
+}
+
+}  // namespace
+
+AbandonedCheckpoints move_checkpoints_after(const std::string& output_dir, int64_t step,
+                                            const std::string& keep) {
+  AbandonedCheckpoints moved;
+  fs::path to;
   for (const std::string& dir : sorted_checkpoints(output_dir)) {
     const std::string name = fs::path(dir).filename().string();
     if (*checkpoint_step(name) <= step || same_dir(dir, keep)) continue;
+    if (to.empty()) {
+      to = free_abandoned_dir(output_dir);
+      create_dir(to.string(), "[checkpoint]");
+    }
     std::error_code ec;
-    fs::remove_all(dir, ec);
-    LOOM_CHECK(!ec, "[checkpoint] ", dir, ": cannot remove (", ec.message(), ")");
-    removed.push_back(name);
+    fs::rename(dir, to / name, ec);
+    LOOM_CHECK(!ec, "[checkpoint] ", dir, ": cannot move to ", (to / name).string(), " (",
+               ec.message(), ")");
+    moved.names.push_back(name);
   }
-  return removed;
+  if (to.empty()) return moved;
+  fsync_path(to, true);
+  fsync_path(output_dir, true);
+  moved.dir = to.string();
+  return moved;
 }
 
 std::vector<std::string> recover_replaced_checkpoints(const std::string& output_dir) {

@@ -23,6 +23,8 @@ namespace loom::train {
 
 inline constexpr const char* kCheckpointPrefix = "checkpoint-";
 inline constexpr const char* kTmpCheckpointPrefix = "tmp-checkpoint-";
+/// Folder of output_dir holding an abandoned run's newer checkpoints.
+inline constexpr const char* kAbandonedPrefix = "abandoned-";
 
 /// Writes `text` to `path` (truncating) and fsyncs it. Throws loom::Error
 /// "[checkpoint] <path>: ..." with the system's reason on failure.
@@ -56,12 +58,23 @@ std::vector<std::string> sorted_checkpoints(const std::string& output_dir,
 void rotate_checkpoints(const std::string& output_dir, int64_t limit,
                         const std::optional<std::string>& best,
                         const std::optional<std::string>& just_saved = std::nullopt);
-/// Deletes the checkpoint-<N> directories of `output_dir` with N > `step`,
-/// except `keep` (when it is one of them); returns their names, oldest
-/// first. Used when a run resumes from a checkpoint that is not the newest:
-/// the newer ones belong to the abandoned run.
-std::vector<std::string> remove_checkpoints_after(const std::string& output_dir, int64_t step,
-                                                  const std::string& keep);
+/// Where move_checkpoints_after put an abandoned run's checkpoints: `dir`
+/// (output_dir/abandoned-<UTC time>, empty when nothing moved) and the
+/// names moved there, oldest first.
+struct AbandonedCheckpoints {
+  std::string dir;
+  std::vector<std::string> names;
+};
+/// Moves the checkpoint-<N> directories of `output_dir` with N > `step`,
+/// except `keep` (when it is one of them), into a new directory
+/// output_dir/abandoned-<YYYYmmddTHHMMSSZ> (suffixed "-2", ... when taken),
+/// keeping their names. Used when a run resumes from a checkpoint that is not
+/// the newest: the newer ones belong to the abandoned run, and rotation and
+/// "last" look only at output_dir's own checkpoint-<N> entries, so they no
+/// longer see them, while nothing is lost. Throws loom::Error
+/// "[checkpoint] <dir>: cannot move to ..." when a rename fails.
+AbandonedCheckpoints move_checkpoints_after(const std::string& output_dir, int64_t step,
+                                            const std::string& keep);
 /// Repairs a save interrupted inside commit_dir: a "checkpoint-<N>.old-<pid>"
 /// directory (a complete checkpoint moved aside) is renamed back to
 /// checkpoint-<N> when that is missing, and removed when checkpoint-<N>

@@ -244,6 +244,8 @@ ModelInputs Trainer::Impl::to_inputs(const data::Batch& batch) const {
 
 Logs Trainer::Impl::log(Logs logs) {
   logs["epoch"] = state.epoch;
+  if (args.include_num_input_tokens_seen)  // as transformers' Trainer.log
+    logs["num_input_tokens_seen"] = static_cast<double>(state.num_input_tokens_seen);
   Logs entry = logs;
   entry["step"] = static_cast<double>(state.global_step);
   state.log_history.push_back(std::move(entry));

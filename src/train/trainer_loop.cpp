@@ -31,6 +31,7 @@
 #include "train/checkpoint_files.h"
 #include "train/ddp.h"
 #include "train/grad_buckets.h"
+#include "train/scheduler_kwargs.h"
 #include "train/trainer_impl.h"
 
 namespace loom {
@@ -152,6 +153,7 @@ void Trainer::Impl::create_optimizer_and_scheduler(int64_t max_steps) {
   optim::ScheduleOptions so;
   so.num_warmup_steps = args.get_warmup_steps(max_steps);
   so.num_training_steps = max_steps;
+  train::apply_lr_scheduler_kwargs(args.lr_scheduler_type, args.lr_scheduler_kwargs, so);
   scheduler = std::make_unique<optim::LRScheduler>(args.lr_scheduler_type, *optimizer, so);
 }
 
@@ -182,20 +184,21 @@ static void clear_earlier_run(const TrainingArguments& args) {
 }
 
 // Resuming from a checkpoint that is not the newest abandons the run that
-// wrote the newer ones: they go (when this run saves checkpoints), else
-// rotation and "last" would mix the two runs. Call after load_checkpoint.
-static void drop_abandoned_checkpoints(const TrainingArguments& args, const std::string& resume_dir,
+// wrote the newer ones: they are moved aside into output_dir/abandoned-<time>/
+// (when this run saves checkpoints), else rotation and "last" would mix the
+// two runs; nothing is deleted. Call after load_checkpoint.
+static void move_abandoned_checkpoints(const TrainingArguments& args, const std::string& resume_dir,
                                        TrainerState& state) {
   if (args.save_strategy == "no") return;
-  const auto removed =
-      train::remove_checkpoints_after(args.output_dir, state.global_step, resume_dir);
-  if (removed.empty()) return;
+  const train::AbandonedCheckpoints moved =
+      train::move_checkpoints_after(args.output_dir, state.global_step, resume_dir);
+  if (moved.names.empty()) return;
   std::string names;
-  for (const auto& n : removed) names += (names.empty() ? "" : ", ") + n;
+  for (const auto& n : moved.names) names += (names.empty() ? "" : ", ") + n;
   std::fprintf(stderr,
-               "[Trainer] resuming from step %lld: removed the newer checkpoints of the "
-               "abandoned run in %s: %s\n",
-               static_cast<long long>(state.global_step), args.output_dir.c_str(), names.c_str());
+               "[Trainer] resuming from step %lld: moved the newer checkpoints of the "
+               "abandoned run (%s) to %s\n",
+               static_cast<long long>(state.global_step), names.c_str(), moved.dir.c_str());
   std::error_code ec;
   if (state.best_model_checkpoint && !fs::is_directory(*state.best_model_checkpoint, ec))
     state.best_model_checkpoint.reset();
@@ -238,7 +241,7 @@ TrainOutput Trainer::Impl::train(std::optional<std::string> resume) {
   ResumePoint rp;
   if (!resume_dir.empty()) {
     rp = load_checkpoint(resume_dir, p);
-    if (train::is_world_process_zero()) drop_abandoned_checkpoints(args, resume_dir, state);
+    if (train::is_world_process_zero()) move_abandoned_checkpoints(args, resume_dir, state);
   }
   state.max_steps = p.max_steps;
   state.num_train_epochs = p.num_train_epochs;
@@ -336,8 +339,13 @@ void Trainer::Impl::run_epoch(int64_t epoch, const data::DataLoader& loader, con
       } else {
         tr_loss = tr_loss + loss;
       }
-      if (window[i].contains("input_ids"))
-        current_flos += 6.0 * static_cast<double>(flos_params) * window[i].at("input_ids").numel();
+      if (window[i].contains("input_ids")) {
+        const int64_t tokens = window[i].at("input_ids").numel();
+        current_flos += 6.0 * static_cast<double>(flos_params) * tokens;
+        // transformers gathers every rank's count; each rank's batch here.
+        if (args.include_num_input_tokens_seen)
+          state.num_input_tokens_seen += tokens * train::ddp_world_size();
+      }
       if (i + 1 == window.size()) {
         batches_done_in_epoch = step + 1;
         optimizer_step(epoch, step, p, grad_norm, learning_rate);

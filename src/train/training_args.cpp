@@ -111,6 +111,10 @@ const std::vector<Field>& field_table() {
       {"save_safetensors", &TA::save_safetensors,
        "Must stay true: safetensors is the only format loom writes."},
       {"use_cpu", &TA::use_cpu, "Compute on the host CPU only (refuses a non-cpu backend)."},
+      {"include_num_input_tokens_seen", &TA::include_num_input_tokens_seen,
+       "Count the input tokens trained on (num_input_tokens_seen in logs and trainer_state)."},
+      {"lr_scheduler_kwargs", &TA::lr_scheduler_kwargs,
+       "JSON object of schedule arguments: num_cycles, lr_end, power, timescale."},
       {"gradient_checkpointing", &TA::gradient_checkpointing,
        "Recompute each layer's activations in backward instead of keeping them (lazy)."},
       {"device", &TA::device,
@@ -217,8 +221,9 @@ struct Setter {
     try {
       a.*m = Device(v);
     } catch (const Error& e) {
-      fail("[TrainingArguments] ", name, ": '", v,
-           "' is not a device (cpu, lazy, lazy:<backend>[:<index>]): ", e.what());
+      std::string why = e.what();  // "[device] unknown device 'x' ..."
+      if (why.rfind("[device] ", 0) == 0) why = why.substr(9);
+      fail("[TrainingArguments] ", name, ": ", why);
     }
   }
   void operator()(std::optional<bool> TA::*m) const {

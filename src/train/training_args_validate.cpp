@@ -9,7 +9,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/host_name.h"
+#include "io/json_parse.h"
 #include "loom/dataloader.h"
 #include "loom/device.h"
 #include "loom/error.h"
@@ -17,6 +20,7 @@
 #include "loom/optim.h"
 #include "loom/training_args.h"
 #include "train/fsdp_options.h"
+#include "train/scheduler_kwargs.h"
 
 namespace loom {
 namespace {
@@ -99,6 +103,10 @@ void validate_length(const TrainingArguments& a) {
              "[TrainingArguments] num_train_epochs: must be > 0 when max_steps is not set, got ",
              a.num_train_epochs);
   check_one_of("lr_scheduler_type", a.lr_scheduler_type, optim::schedule_names());
+  {
+    optim::ScheduleOptions checked;
+    train::apply_lr_scheduler_kwargs(a.lr_scheduler_type, a.lr_scheduler_kwargs, checked);
+  }
   check_finite("warmup_steps", a.warmup_steps);
   LOOM_CHECK(a.warmup_steps >= 0, "[TrainingArguments] warmup_steps: must be >= 0, got ",
              a.warmup_steps);
@@ -191,8 +199,12 @@ void validate_misc(const TrainingArguments& a) {
   try {
     lazy::check_device(a.device);
   } catch (const Error& e) {
-    fail("[TrainingArguments] device: '", a.device.str(),
-         "' is not a device (cpu, lazy, lazy:<backend>[:<index>]): ", e.what());
+    // A well-formed lazy:<name> of no registered backend: the registry would
+    // list the test backends too (reference, sim); users pick from these.
+    if (std::string(e.what()).find("unknown backend") != std::string::npos)
+      fail("[TrainingArguments] device: '", a.device.str(),
+           "' is not a device (devices: cpu, lazy (= lazy:cpu), lazy:xla[:<index>])");
+    fail("[TrainingArguments] device: '", a.device.str(), "': ", e.what());
   }
 }
 
@@ -268,3 +280,47 @@ void TrainingArguments::validate() {
 }
 
 }  // namespace loom
+
+// ---- lr_scheduler_kwargs (train/scheduler_kwargs.h): the argument names are
+// those of transformers' optimization.py schedule functions. ----
+
+namespace loom::train {
+namespace {
+
+// The keyword arguments of each schedule, as its transformers function names them.
+std::vector<std::string> schedule_kwargs(const std::string& type) {
+  if (type == "cosine" || type == "cosine_with_restarts") return {"num_cycles"};
+  if (type == "polynomial") return {"lr_end", "power"};
+  if (type == "inverse_sqrt") return {"timescale"};
+  return {};
+}
+
+}  // namespace
+
+void apply_lr_scheduler_kwargs(const std::string& type, const std::string& json,
+                               optim::ScheduleOptions& options) {
+  const std::string where = "[TrainingArguments] lr_scheduler_kwargs";
+  const nlohmann::json j = io::parse_json(json.empty() ? "{}" : json, where);
+  LOOM_CHECK(j.is_object(), where, ": expected a JSON object such as {\"num_cycles\": 1}, got ",
+             json);
+  const std::vector<std::string> known = schedule_kwargs(type);
+  std::string takes;
+  for (const std::string& k : known) takes += (takes.empty() ? "" : ", ") + k;
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      fail(where, ": '", key, "' is not an argument of the ", type, " schedule (",
+           takes.empty() ? "it takes none" : "it takes " + takes, ")");
+    LOOM_CHECK(value.is_number(), where, ": ", key, ": expected a number, got ", value.dump());
+    const double v = value.get<double>();
+    if (key == "num_cycles") options.num_cycles = v;
+    if (key == "lr_end") options.lr_end = v;
+    if (key == "power") options.power = v;
+    if (key == "timescale") {
+      LOOM_CHECK(value.is_number_integer(), where, ": timescale: expected an integer, got ",
+                 value.dump());
+      options.timescale = value.get<int64_t>();
+    }
+  }
+}
+
+}  // namespace loom::train

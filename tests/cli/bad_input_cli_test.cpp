@@ -247,8 +247,9 @@ TEST_F(LoomBadInput, SecondRunIntoTheSameOutputDirFailsAtStart) {
 
 TEST_F(LoomBadInput, UnusableEvaluateOutputDirNamesTheFlag) {
   const std::string file = dir_.write("plain", "x");
-  CliResult r = run_loom_cli(dir_, {"evaluate", "--output_dir", file + "/sub", "--model_type",
-                                    "gpt2", "--tokenizer_name", kGpt2Tokenizer});
+  CliResult r =
+      run_loom_cli(dir_, {"evaluate", "--output_dir", file + "/sub", "--model_name_or_path",
+                          dir_.sub("no_model"), "--tokenizer_name", kGpt2Tokenizer});
   expect_one_error_line(r, "output_dir '" + file + "/sub': cannot create it");
   EXPECT_EQ(r.err.find("filesystem error"), std::string::npos) << r.err;
 }

@@ -4,12 +4,17 @@
 // resolves from the local Hugging Face cache (HF_HUB_CACHE, refs/<revision>),
 // and one that is not there is one error line saying loom does not download;
 // --torch_dtype bfloat16 and --save_safetensors false are refused by name with
-// the reason; generate's --repetition_penalty and --skip_special_tokens.
+// the reason; generate's --repetition_penalty and --skip_special_tokens;
+// issue 42: every subcommand's help lists only flags it accepts (evaluate's
+// own), --do_train false / --do_predict, --config_name, --model_revision,
+// early stopping.
 // Skips when the binary is not built.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -151,7 +156,7 @@ TEST_F(HfHabitsCli, HubIdsComeFromTheLocalCache) {
   CliResult missing = run_loom_cli(
       dir_, {"generate", "--model_name_or_path", "tiny-org/tiny-gpt2", "--revision", "v9"});
   expect_one_error_line(missing,
-                        "loom does not download: fetch it with `huggingface-cli download "
+                        "loom does not download: fetch it with `hf download "
                         "tiny-org/tiny-gpt2 --revision v9`");
   CliResult other =
       run_loom_cli(dir_, {"evaluate", "--model_name_or_path", "openai-community/gpt2"});
@@ -236,6 +241,162 @@ TEST_F(HfHabitsCli, GenerateRepetitionPenaltyAndSkipSpecialTokens) {
                         "[loom generate] --do_sample: expected true or false, got 'maybe'");
   expect_one_error_line(gen({"--repetition_penalty", "0"}),
                         "repetition_penalty must be a positive");
+}
+
+// The flags of `loom <command>` as its --help lists them ("--name").
+std::vector<std::string> help_flags(const std::string& help) {
+  std::vector<std::string> flags;
+  std::istringstream in(help);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find_first_not_of(' ');
+    // An option's own line ("  --name TYPE", "  -h,--help"), not a wrapped
+    // description that happens to start with a flag (indented further).
+    if (at == std::string::npos || at == 0 || at > 4 || line[at] != '-') continue;
+    size_t start = line.find("--", at);
+    if (start == std::string::npos || start > at + 3) continue;  // "-h,--help"
+    size_t end = line.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_", start + 2);
+    flags.push_back(line.substr(start, end - start));
+  }
+  return flags;
+}
+
+// The subcommands `loom --help` lists.
+std::vector<std::string> subcommands_of(const std::string& help) {
+  std::vector<std::string> out;
+  std::istringstream in(help.substr(help.find("SUBCOMMANDS:") == std::string::npos
+                                        ? help.find("Subcommands:")
+                                        : help.find("SUBCOMMANDS:")));
+  std::string line;
+  std::getline(in, line);  // the heading
+  while (std::getline(in, line) && !line.empty() && line[0] == ' ') {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    out.push_back(name);
+  }
+  return out;
+}
+
+// Issue 42: each subcommand's --help lists only flags that subcommand
+// accepts (each one fed back alone is never "unknown"), and evaluate's help
+// is its own: no training flag shown, each one an error naming why.
+TEST_F(HfHabitsCli, EachSubcommandsHelpListsOnlyFlagsItAccepts) {
+  CliResult top = run_loom_cli(dir_, {"--help"});
+  ASSERT_EQ(top.exit_code, 0);
+  const std::vector<std::string> commands = subcommands_of(top.out);
+  ASSERT_GE(commands.size(), 7u) << top.out;
+  for (const std::string& command : commands) {
+    CliResult help = run_loom_cli(dir_, {command, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << command << help.err;
+    const std::vector<std::string> flags = help_flags(help.out);
+    EXPECT_FALSE(flags.empty()) << command << ": " << help.out;  // inspect: only --help
+    for (const std::string& flag : flags) {
+      if (flag == "--help") continue;
+      CliResult r = run_loom_cli(dir_, {command, flag});
+      for (const char* refusal :
+           {"unknown flag", "unexpected argument", "not expected", "not supported",
+            "a `loom train` flag", "needs trained weights", "always evaluates"})
+        EXPECT_EQ(r.err.find(refusal), std::string::npos)
+            << "loom " << command << " " << flag << ": " << r.err;
+    }
+  }
+  const std::string evaluate = run_loom_cli(dir_, {"evaluate", "--help"}).out;
+  EXPECT_NE(evaluate, run_loom_cli(dir_, {"train", "--help"}).out);
+  const std::vector<std::string> shown = help_flags(evaluate);
+  EXPECT_GT(shown.size(), 30u) << evaluate;  // the parse found the table
+  for (const char* flag : {"--per_device_eval_batch_size", "--validation_file", "--device"})
+    EXPECT_NE(std::find(shown.begin(), shown.end(), flag), shown.end()) << flag;
+  for (const char* flag : {"--use_lora", "--model_type", "--learning_rate", "--save_steps",
+                           "--early_stopping_patience", "--do_predict"})
+    EXPECT_EQ(std::find(shown.begin(), shown.end(), flag), shown.end()) << flag;
+  expect_one_error_line(run_loom_cli(dir_, {"evaluate", "--model_name_or_path", "m", "--use_lora"}),
+                        "[loom evaluate] --use_lora: a `loom train` flag: to evaluate a LoRA "
+                        "adapter give its directory as --model_name_or_path");
+  expect_one_error_line(run_loom_cli(dir_, {"evaluate", "--model_type", "gpt2"}),
+                        "[loom evaluate] --model_type: loom evaluate needs trained weights");
+  expect_one_error_line(run_loom_cli(dir_, {"evaluate", "--learning_rate=1e-3"}),
+                        "[loom evaluate] --learning_rate: a `loom train` flag");
+  const std::string config = dir_.write("eval.json", "{\"lora_r\": 4}");
+  expect_one_error_line(run_loom_cli(dir_, {"evaluate", "--config", config}),
+                        "lora_r: a `loom train` flag");
+}
+
+// run_clm's --do_train false --do_eval evaluates without training (results
+// in output_dir); --do_train false alone, --do_predict and --test_file are
+// refused by name, never accepted and ignored (issue 42).
+TEST_F(HfHabitsCli, DoTrainFalseOnlyEvaluatesAndDoPredictIsRefused) {
+  ASSERT_EQ(train_tiny().exit_code, 0);
+  const std::string text = write_tiny_corpus(dir_, 40);
+  CliResult eval = run_loom_cli(
+      dir_, {"train", "--model_name_or_path", dir_.sub("model"), "--do_train", "false", "--do_eval",
+             "--validation_file", text, "--block_size", "16", "--output_dir", dir_.sub("eval_only"),
+             "--report_to", "none", "--disable_tqdm"});
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_NE(eval.out.find("***** eval metrics *****"), std::string::npos) << eval.out;
+  EXPECT_EQ(eval.out.find("train metrics"), std::string::npos) << eval.out;
+  const std::string results = read_cli_file(dir_.sub("eval_only/eval_results.json"));
+  EXPECT_NE(results.find("\"eval_loss\""), std::string::npos) << results;
+  EXPECT_EQ(read_cli_file(dir_.sub("eval_only/all_results.json")), results);
+  EXPECT_FALSE(fs::exists(dir_.sub("eval_only/train_results.json")));
+  EXPECT_FALSE(fs::exists(dir_.sub("eval_only/model.safetensors")));  // nothing trained or saved
+  expect_one_error_line(run_loom_cli(dir_, {"train", "--model_name_or_path", dir_.sub("model"),
+                                            "--do_train", "false", "--train_file", text}),
+                        "[loom train] --do_train false: nothing to do without --do_eval");
+  expect_one_error_line(
+      run_loom_cli(dir_, {"train", "--model_name_or_path", dir_.sub("model"), "--do_predict"}),
+      "[loom train] --do_predict: not supported: loom writes no predictions");
+  expect_one_error_line(run_loom_cli(dir_, {"train", "--test_file", text}),
+                        "[loom train] --test_file: not supported:");
+}
+
+// run_clm's --config_name (from scratch with that config) and
+// --model_revision; the Trainer names loom answers by name.
+TEST_F(HfHabitsCli, ConfigNameModelRevisionAndAnsweredNames) {
+  ASSERT_EQ(train_tiny().exit_code, 0);
+  CliResult scratch = run_loom_cli(
+      dir_, {"train", "--config_name", dir_.sub("model"), "--tokenizer_name", kGpt2Tokenizer,
+             "--train_file", write_tiny_corpus(dir_, 40), "--block_size", "16", "--max_steps", "1",
+             "--output_dir", dir_.sub("scratch"), "--report_to", "none", "--disable_tqdm"});
+  ASSERT_EQ(scratch.exit_code, 0) << scratch.err;
+  EXPECT_NE(scratch.out.find("(from scratch)"), std::string::npos) << scratch.out;
+  const std::string cfg = read_cli_file(dir_.sub("scratch/config.json"));
+  EXPECT_NE(cfg.find("\"n_embd\": 16"), std::string::npos) << cfg;  // the tiny model's, not 768
+  expect_one_error_line(
+      run_loom_cli(dir_, {"train", "--config_name", dir_.sub("model"), "--model_type", "gpt2",
+                          "--tokenizer_name", kGpt2Tokenizer, "--train_file", "x.txt"}),
+      "give only one of --model_name_or_path, --model_type and --config_name");
+  expect_one_error_line(run_loom_cli(dir_, {"evaluate", "--model_name_or_path", "no-org/no-model",
+                                            "--model_revision", "v9"}),
+                        "holds no snapshot of it at revision 'v9'");
+  for (const char* name : {"eval_accumulation_steps", "log_level"})
+    expect_one_error_line(run_loom_cli(dir_, {"train", std::string("--") + name, "2"}),
+                          std::string("[loom train] --") + name + ": not supported: ");
+}
+
+// --early_stopping_patience / --early_stopping_threshold: transformers'
+// EarlyStoppingCallback. With learning rate 0 the eval loss never improves,
+// so patience 1 stops at the second evaluation (step 4 of 10).
+TEST_F(HfHabitsCli, EarlyStoppingStopsWhenTheMetricStopsImproving) {
+  std::vector<std::string> flags = tiny_train_flags(write_tiny_corpus(dir_, 40), dir_.sub("es"));
+  for (const char* f :
+       {"--block_size", "16", "--max_steps", "10", "--learning_rate", "0", "--report_to", "none",
+        "--early_stopping_patience", "1", "--metric_for_best_model", "loss"})
+    flags.push_back(f);
+  CliResult r = run_loom_cli(dir_, flags);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("without --load_best_model_at_end"), std::string::npos) << r.err;
+  const std::string state = read_cli_file(dir_.sub("es/trainer_state.json"));
+  const size_t step = state.find("\"global_step\": ");
+  ASSERT_NE(step, std::string::npos) << state;
+  EXPECT_EQ(std::atoi(state.c_str() + step + 15), 4) << state;
+  EXPECT_NE(state.find("\"early_stopping_patience_counter\": 1"), std::string::npos) << state;
+  std::vector<std::string> no_metric = tiny_train_flags("x.txt", dir_.sub("es2"));
+  no_metric.push_back("--early_stopping_patience");
+  no_metric.push_back("2");
+  expect_one_error_line(run_loom_cli(dir_, no_metric),
+                        "[loom train] --early_stopping_patience needs --metric_for_best_model");
+  expect_one_error_line(run_loom_cli(dir_, {"train", "--early_stopping_threshold", "0.1"}),
+                        "--early_stopping_threshold needs --early_stopping_patience");
 }
 
 }  // namespace

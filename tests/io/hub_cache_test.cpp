@@ -2,7 +2,7 @@
 // laid out as huggingface_hub writes it (models--ORG--NAME/refs/main holding a
 // commit hash, snapshots/<hash>/), found through HF_HUB_CACHE or HF_HOME; a
 // --revision naming another ref or a commit; a missing id is one error line
-// saying loom does not download and giving the huggingface-cli command; an
+// saying loom does not download and giving the `hf download` command; an
 // adapter's relative base_model_name_or_path as peft resolves it (current
 // directory), then relative to the adapter; the error names the field.
 #include <gtest/gtest.h>
@@ -107,6 +107,18 @@ TEST(HubCache, ADirectoryWinsOverTheCache) {
   EXPECT_EQ(resolve_model_dir(dir.sub("gpt2"), "main", "x"), dir.sub("gpt2"));
 }
 
+// Runs in `cwd` for its lifetime.
+class HubScopedCwd {
+ public:
+  explicit HubScopedCwd(const std::string& cwd) : old_(fs::current_path()) {
+    fs::current_path(cwd);
+  }
+  ~HubScopedCwd() { fs::current_path(old_); }
+
+ private:
+  fs::path old_;
+};
+
 TEST(HubCache, AMissingIdIsOneLineSayingHowToFetchIt) {
   TempDir dir;
   HubScopedEnv cache("HF_HUB_CACHE", dir.path().c_str());
@@ -120,12 +132,22 @@ TEST(HubCache, AMissingIdIsOneLineSayingHowToFetchIt) {
               std::string::npos)
         << m;
     EXPECT_NE(m.find("loom does not download"), std::string::npos) << m;
-    EXPECT_NE(m.find("`huggingface-cli download openai-community/gpt2 --revision v1.0`"),
-              std::string::npos)
+    EXPECT_NE(m.find("`hf download openai-community/gpt2 --revision v1.0`"), std::string::npos)
         << m;
     EXPECT_NE(m.find(dir.path()), std::string::npos) << m;
   }
-  // A path that cannot be an id gets the plain message.
+  // A path that cannot be an id, a bare name and "dir/typo" whose "dir"
+  // exists are mistyped paths: the plain message, no hub hint (issue 42).
+  HubScopedCwd cwd(dir.path());
+  fs::create_directories(dir.sub("out"));
+  for (const char* typo : {"gpt2-mdoel", "out/modle", "./out/modle"}) {
+    try {
+      resolve_model_dir(typo, "main", "--x");
+      ADD_FAILURE() << "no error for " << typo;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--x '") + typo + "': no such directory");
+    }
+  }
   EXPECT_THROW(
       {
         try {
@@ -147,18 +169,6 @@ TEST(HubCache, HubIdForm) {
   EXPECT_FALSE(is_hub_id("a/../b"));
   EXPECT_FALSE(is_hub_id(""));
 }
-
-// Runs in `cwd` for its lifetime.
-class HubScopedCwd {
- public:
-  explicit HubScopedCwd(const std::string& cwd) : old_(fs::current_path()) {
-    fs::current_path(cwd);
-  }
-  ~HubScopedCwd() { fs::current_path(old_); }
-
- private:
-  fs::path old_;
-};
 
 TEST(HubCache, AdapterBaseAsPeftThenBesideTheAdapter) {
   TempDir dir;
@@ -186,7 +196,15 @@ TEST(HubCache, AdapterBaseAsPeftThenBesideTheAdapter) {
                                                "'missing_base' is not a directory"),
               std::string::npos)
         << m;
-    EXPECT_NE(m.find("huggingface-cli download missing_base"), std::string::npos) << m;
+    EXPECT_EQ(m.find("download"), std::string::npos) << m;  // a bare name: a path typo
+  }
+  try {
+    resolve_adapter_base(dir.sub("work/adapter"), "some-org/missing_base");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fetch it with `hf download some-org/missing_base`"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -1,12 +1,11 @@
 // Checkpoint safety: an unusable output_dir fails before the first step with
 // a loom::Error naming it; rotation never deletes the checkpoint it just
-// wrote; resuming from a checkpoint that is not the newest removes the newer
-// ones of the abandoned run; a checkpoint moved aside by a save killed while
-// replacing it (checkpoint-N.old-PID) is put back at start-up and leftovers
-// are removed; resume_from_checkpoint "last" passes over incomplete newer
-// checkpoints (warning) to the newest complete one. Assumes a POSIX file
-// system; the read-only directory case is skipped as root (root ignores
-// permissions).
+// wrote; resuming from a checkpoint that is not the newest moves the newer
+// ones of the abandoned run aside (output_dir/abandoned-<time>/); a checkpoint moved aside by a
+// save killed while replacing it (checkpoint-N.old-PID) is put back at start-up and leftovers are
+// removed; resume_from_checkpoint "last" passes over incomplete newer checkpoints (warning) to the
+// newest complete one. Assumes a POSIX file system; the read-only directory case is skipped as root
+// (root ignores permissions).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,7 +123,7 @@ TEST(TrainerCheckpointSafety, RotationKeepsTheCheckpointJustWritten) {
             (std::vector<std::string>{"checkpoint-150", "checkpoint-300"}));
 }
 
-TEST(TrainerCheckpointSafety, ResumingFromAnOlderCheckpointRemovesTheNewerOnes) {
+TEST(TrainerCheckpointSafety, ResumingFromAnOlderCheckpointMovesTheNewerOnesAside) {
   testing::TempDir dir;
   run(saving_args(dir.path(), 6, 2));
   ASSERT_EQ(testing::checkpoint_names(dir.path()),
@@ -136,25 +135,52 @@ TEST(TrainerCheckpointSafety, ResumingFromAnOlderCheckpointRemovesTheNewerOnes) 
   run(no_save, dir.sub("checkpoint-2"));
   EXPECT_EQ(testing::checkpoint_names(dir.path()),
             (std::vector<std::string>{"checkpoint-2", "checkpoint-4", "checkpoint-6"}));
+  EXPECT_TRUE(names_containing(dir.path(), train::kAbandonedPrefix).empty());
 
   // Resume from 2, saving every step with limit 2: 4 and 6 (the abandoned
-  // run) go at the start, so neither 2-then-3 is deleted in favour of the
-  // stale 6, and "last" afterwards is this run's checkpoint-4.
+  // run) are moved into abandoned-<time>/ at the start, so rotation neither
+  // deletes them nor 2-then-3 in favour of the stale 6, this run writes its
+  // own checkpoint-4, and "last" afterwards is that one.
   TrainingArguments args = saving_args(dir.path(), 4, 1);
   args.save_total_limit = 2;
   ::testing::internal::CaptureStderr();
   auto counter = run(args, dir.sub("checkpoint-2"));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(counter->steps, 2);
-  EXPECT_NE(log.find("abandoned run"), std::string::npos) << log;
-  EXPECT_NE(log.find("checkpoint-4, checkpoint-6"), std::string::npos) << log;
+  const std::vector<std::string> aside = names_containing(dir.path(), train::kAbandonedPrefix);
+  ASSERT_EQ(aside.size(), 1u);
+  const std::string moved = dir.sub(aside[0]);
+  EXPECT_NE(log.find("abandoned run (checkpoint-4, checkpoint-6) to " + moved), std::string::npos)
+      << log;
   EXPECT_EQ(testing::checkpoint_names(dir.path()),
             (std::vector<std::string>{"checkpoint-3", "checkpoint-4"}));
+  EXPECT_EQ(testing::checkpoint_names(moved),
+            (std::vector<std::string>{"checkpoint-4", "checkpoint-6"}));
+  EXPECT_EQ(saved_global_step(moved + "/checkpoint-6"), 6);  // the abandoned run's, intact
   ASSERT_EQ(get_last_checkpoint(dir.path()), dir.sub("checkpoint-4"));
   std::ifstream in(dir.sub("checkpoint-4/trainer_state.json"));
   const auto st = nlohmann::json::parse(in);
   EXPECT_EQ(st.at("max_steps"), 4);  // this run's, not the abandoned run's 6
   EXPECT_EQ(st.at("save_steps"), 1);
+  std::ifstream old_in(moved + "/checkpoint-4/trainer_state.json");
+  EXPECT_EQ(nlohmann::json::parse(old_in).at("max_steps"), 6);  // moved, not overwritten
+}
+
+TEST(TrainerCheckpointSafety, AbandonedFolderNamesDoNotCollide) {
+  testing::TempDir dir;
+  for (const char* n : {"checkpoint-1", "checkpoint-5", "checkpoint-7"})
+    fs::create_directories(dir.sub(n));
+  const train::AbandonedCheckpoints first =
+      train::move_checkpoints_after(dir.path(), 1, dir.sub("checkpoint-1"));
+  EXPECT_EQ(first.names, (std::vector<std::string>{"checkpoint-5", "checkpoint-7"}));
+  fs::create_directories(dir.sub("checkpoint-5"));
+  const train::AbandonedCheckpoints second = train::move_checkpoints_after(dir.path(), 1, "");
+  EXPECT_EQ(second.names, (std::vector<std::string>{"checkpoint-5"}));
+  EXPECT_NE(first.dir, second.dir);  // same second: "-2" appended
+  EXPECT_TRUE(fs::is_directory(first.dir + "/checkpoint-5"));
+  EXPECT_TRUE(fs::is_directory(second.dir + "/checkpoint-5"));
+  EXPECT_EQ(testing::checkpoint_names(dir.path()), (std::vector<std::string>{"checkpoint-1"}));
+  EXPECT_TRUE(train::move_checkpoints_after(dir.path(), 1, "").dir.empty());  // nothing to move
 }
 
 TEST(TrainerCheckpointSafety, CheckpointMovedAsideByAnInterruptedReplaceIsRestored) {

@@ -3,7 +3,8 @@
 // by hand from the logits: (1 - f) * NLL + f * mean over classes of -log p,
 // labels shifted), save_safetensors=false is refused naming the reason,
 // use_cpu refuses a non-cpu backend, run_name defaults to output_dir and
-// travels in training_args.json.
+// travels in training_args.json; include_num_input_tokens_seen counts the
+// input tokens as transformers; lr_scheduler_kwargs reach the schedule.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_of.h"
 #include "loom/ops.h"
 #include "train/train_test_util.h"
 
@@ -141,6 +143,73 @@ TEST(HfHabitArgs, SaveMetricsWritesTheResultsFilesOfLoomTrain) {
   EXPECT_EQ(read("eval_results.json"), "{\n    \"epoch\": 1.0,\n    \"eval_loss\": 3.25\n}\n");
   EXPECT_EQ(read("all_results.json"),
             "{\n    \"epoch\": 1.0,\n    \"eval_loss\": 3.25,\n    \"train_loss\": 2.5\n}\n");
+}
+
+// transformers' include_num_input_tokens_seen: every training micro-batch's
+// input_ids.numel() (padding included) is added to state.num_input_tokens_seen
+// and every log entry carries the running count (Trainer.log).
+TEST(HfHabitArgs, IncludeNumInputTokensSeenCountsEveryMicroBatch) {
+  testing::TempDir dir;
+  TrainingArguments a = testing::quiet_args(dir.path());
+  a.per_device_train_batch_size = 4;
+  a.gradient_accumulation_steps = 2;
+  a.max_steps = 2;
+  a.logging_steps = 1;
+  a.set("include_num_input_tokens_seen", "true");
+  Trainer t(testing::tiny_gpt2(1), a, testing::token_dataset(16, 8));
+  testing::silence(t);
+  t.train();
+  EXPECT_EQ(t.state().num_input_tokens_seen, 2 * 2 * 4 * 8);  // steps x micro-batches x [4, 8]
+  std::vector<double> logged;
+  for (const Logs& l : t.state().log_history)
+    if (l.count("loss")) logged.push_back(l.at("num_input_tokens_seen"));
+  EXPECT_EQ(logged, (std::vector<double>{64, 128}));
+  // Off (the default): the count stays 0 and no log carries it.
+  TrainingArguments off = testing::quiet_args(dir.sub("off"));
+  off.max_steps = 1;
+  Trainer u(testing::tiny_gpt2(1), off, testing::token_dataset(16, 8));
+  testing::silence(u);
+  u.train();
+  EXPECT_EQ(u.state().num_input_tokens_seen, 0);
+  for (const Logs& l : u.state().log_history) EXPECT_EQ(l.count("num_input_tokens_seen"), 0u);
+}
+
+// transformers' lr_scheduler_kwargs: the schedule function's extra
+// arguments. cosine with num_cycles 1 is back at the initial rate after the
+// last step, where the default half cycle reaches 0.
+TEST(HfHabitArgs, LrSchedulerKwargsReachTheSchedule) {
+  testing::TempDir dir;
+  auto last_lr = [&](const std::string& kwargs) {
+    TrainingArguments a = testing::quiet_args(dir.sub(kwargs.empty() ? "plain" : "kw"));
+    a.per_device_train_batch_size = 4;
+    a.max_steps = 4;
+    a.lr_scheduler_type = "cosine";
+    if (!kwargs.empty()) a.set("lr_scheduler_kwargs", kwargs);
+    Trainer t(testing::tiny_gpt2(1), a, testing::token_dataset(16, 8));
+    testing::silence(t);
+    t.train();
+    return t.lr_scheduler()->get_last_lr()[0];
+  };
+  EXPECT_NEAR(last_lr(""), 0.0, 1e-12);
+  EXPECT_NEAR(last_lr("{\"num_cycles\": 1}"), 1e-2, 1e-12);
+  // get_scheduler's TypeError for an argument the schedule does not take.
+  TrainingArguments a;
+  a.output_dir = dir.path();
+  a.lr_scheduler_kwargs = "{\"num_cycles\": 1}";
+  EXPECT_EQ(std::string(testing::error_of([&] { a.validate(); })),
+            "[TrainingArguments] lr_scheduler_kwargs: 'num_cycles' is not an argument of the "
+            "linear schedule (it takes none)");
+  a.lr_scheduler_type = "polynomial";
+  a.lr_scheduler_kwargs = "{\"power\": \"2\"}";
+  EXPECT_NE(std::string(testing::error_of([&] {
+              a.validate();
+            })).find("lr_scheduler_kwargs: power: expected a number"),
+            std::string::npos);
+  a.lr_scheduler_kwargs = "[1]";
+  EXPECT_NE(std::string(testing::error_of([&] { a.validate(); })).find("expected a JSON object"),
+            std::string::npos);
+  a.lr_scheduler_kwargs = "{\"lr_end\": 0.0, \"power\": 2}";
+  a.validate();  // polynomial takes both
 }
 
 }  // namespace

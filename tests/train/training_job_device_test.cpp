@@ -34,18 +34,37 @@ TEST(DeviceValue, TrainingArgumentsParseOnceAndWriteTheNameBack) {
   a.set("device", "cpu:reference");
   EXPECT_EQ(a.get("device"), "cpu:reference");
   // Bad text fails where it enters, with the message validate() gave before.
+  // Bad text fails where it enters; PyTorch's accelerator names point to
+  // lazy:xla, and only the devices a user picks from are listed (issue 42).
   EXPECT_EQ(std::string(testing::error_of([&] { a.set("device", "tpu"); })),
-            "[TrainingArguments] device: 'tpu' is not a device (cpu, lazy, "
-            "lazy:<backend>[:<index>]): [device] unknown device 'tpu' (expected cpu, "
-            "cpu:reference, lazy, lazy:<backend> or lazy:<backend>:<index>, e.g. lazy:cpu, "
-            "lazy:sim:0)");
+            "[TrainingArguments] device: unknown device 'tpu': XLA devices are lazy:xla: use "
+            "lazy:xla with PJRT_DEVICE=TPU (or CUDA; docs/backends.md; devices: cpu, lazy (= "
+            "lazy:cpu), lazy:xla[:<index>])");
+  for (const char* gpu : {"cuda", "cuda:1", "gpu"}) {
+    const std::string m = testing::error_of([&] { a.set("device", gpu); });
+    EXPECT_NE(m.find(std::string("unknown device '") + gpu +
+                     "': GPUs run through XLA: use lazy:xla with PJRT_DEVICE=CUDA"),
+              std::string::npos)
+        << m;
+  }
+  const std::string xla = testing::error_of([&] { a.set("device", "xla"); });
+  EXPECT_NE(xla.find("use lazy:xla with PJRT_DEVICE=TPU"), std::string::npos) << xla;
+  const std::string other = testing::error_of([&] { a.set("device", "foo"); });
+  EXPECT_EQ(other,
+            "[TrainingArguments] device: unknown device 'foo' (devices: cpu, lazy (= lazy:cpu), "
+            "lazy:xla[:<index>])");
+  for (const std::string& m : {xla, other}) {
+    EXPECT_EQ(m.find("reference"), std::string::npos) << m;
+    EXPECT_EQ(m.find("sim"), std::string::npos) << m;
+    EXPECT_EQ(m.find("[device]"), std::string::npos) << m;  // one level, not nested
+  }
   EXPECT_EQ(a.get("device"), "cpu:reference");  // unchanged
   // A well-formed name of a backend that does not exist: validate() names it.
   a.device = "lazy:nosuch";
   std::string msg = testing::error_of([&] { a.validate(); });
-  EXPECT_NE(msg.find("[TrainingArguments] device: 'lazy:nosuch' is not a device"),
-            std::string::npos)
-      << msg;
+  EXPECT_EQ(msg,
+            "[TrainingArguments] device: 'lazy:nosuch' is not a device (devices: cpu, lazy (= "
+            "lazy:cpu), lazy:xla[:<index>])");
 }
 
 TEST(DeviceValue, TraitsComeFromTheBackend) {

@@ -60,7 +60,7 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
 void add_evaluate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "evaluate", "Evaluate a model on validation data (loss, perplexity or accuracy and F1)");
-  auto flags = std::make_shared<FlagSet>(make_job_flag_set());
+  auto flags = std::make_shared<FlagSet>(make_job_flag_set("loom evaluate"));
   flags->add_to(*cmd);
   cmd->footer(
       "Example:\n  loom evaluate --model_name_or_path out --validation_file valid.txt "

@@ -77,10 +77,20 @@ void FlagSet::add_to(CLI::App& app) {
   }
 }
 
+void FlagSet::refuse(const std::string& name, const std::string& why) { refused_[name] = why; }
+
 void FlagSet::check_unknown(const CLI::App& app, const std::string& command) const {
   std::vector<std::string> names;
   for (const FlagInfo& f : flags_) names.push_back(f.name);
-  for (const std::string& arg : app.remaining()) fail_unknown_argument(arg, command, names);
+  for (const std::string& arg : app.remaining()) {
+    if (arg.rfind("-", 0) == 0) {
+      std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
+      name = name.substr(0, name.find('='));
+      if (auto it = refused_.find(name); it != refused_.end())
+        fail("[", command, "] --", name, ": ", it->second);
+    }
+    fail_unknown_argument(arg, command, names);
+  }
 }
 
 void fail_unknown_argument(const std::string& arg, const std::string& command,
@@ -117,6 +127,8 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
   for (const auto& [key, value] : j.items()) {
     if (std::string answer = hf_flag_answer(key); !answer.empty())
       fail("[config] ", path, ": ", key, ": not supported: ", answer);
+    if (auto it = refused_.find(key); it != refused_.end())
+      fail("[config] ", path, ": ", key, ": ", it->second);
     if (!contains(key) || key == "config") {
       std::string hint = suggest(key);
       if (hint.empty()) fail("[config] ", path, ": unknown key '", key, "'");
@@ -157,21 +169,34 @@ std::string hf_flag_answer(const std::string& name) {
       {"half_precision_backend", "loom's mixed precision is bf16 autocast: use --bf16"},
       {"no_cuda", "the device is --device (lazy, lazy:xla, cpu); --use_cpu keeps it on the cpu"},
       {"tf32", "tf32 is a CUDA matmul mode; loom's cpu kernels compute f32"},
-      {"torch_compile", "every step's graph is compiled on --device lazy (the default): nothing to "
-                        "turn on"},
+      {"torch_compile",
+       "every step's graph is compiled on --device lazy (the default): nothing to "
+       "turn on"},
       {"torch_compile_backend", "every step's graph is compiled on --device lazy (the default)"},
       {"torch_compile_mode", "every step's graph is compiled on --device lazy (the default)"},
       {"push_to_hub", "loom does not upload: push output_dir with `hf upload`"},
       {"hub_model_id", "loom does not upload: push output_dir with `hf upload`"},
       {"hub_token", "loom does not upload: push output_dir with `hf upload`"},
-      {"dataset_name", "loom reads local files: --train_file / --validation_file (fetch the "
-                       "dataset with `hf download --repo-type dataset`)"},
+      {"dataset_name",
+       "loom reads local files: --train_file / --validation_file (fetch the "
+       "dataset with `hf download --repo-type dataset`)"},
       {"dataset_config_name", "loom reads local files: --train_file / --validation_file"},
-      {"cache_dir", "loom reads the local Hugging Face cache (HF_HUB_CACHE / HF_HOME) and never "
-                    "downloads"},
+      {"cache_dir",
+       "loom reads the local Hugging Face cache (HF_HUB_CACHE / HF_HOME) and never "
+       "downloads"},
       {"trust_remote_code", "loom builds only its registered model types, never remote code"},
       {"deepspeed", "use --fsdp full_shard (ZeRO-3) or --fsdp shard_grad_op (ZeRO-2)"},
       {"local_rank", "ranks come from mpirun (docs/distributed.md)"},
+      {"eval_accumulation_steps",
+       "loom keeps an evaluation's predictions until its end (host memory on cpu and lazy); "
+       "bound them with --max_eval_samples, or keep none with --prediction_loss_only"},
+      {"log_level",
+       "loom has no log levels: its warnings always print on stderr, its metrics "
+       "on stdout; --disable_tqdm gives plain log lines"},
+      {"log_level_replica", "loom has no log levels; under mpirun only rank 0 prints"},
+      {"test_file",
+       "loom train does not predict (--do_predict is refused); score a labelled "
+       "test file with `loom evaluate --validation_file FILE`"},
   };
   for (const auto& [flag, answer] : kAnswers)
     if (name == flag) return answer;

@@ -54,6 +54,10 @@ class FlagSet {
   /// object, and for an unknown key (with a suggestion).
   std::map<std::string, std::string> read_config(const std::string& path) const;
 
+  /// Makes `name` (a flag of another subcommand) an error here, with `why`
+  /// ("[<command>] --<name>: <why>"), on the command line and in --config.
+  void refuse(const std::string& name, const std::string& why);
+
   /// The known flag closest to `name` by edit distance, or "" when none is
   /// within max(2, |name| / 3).
   std::string suggest(const std::string& name) const;
@@ -61,7 +65,8 @@ class FlagSet {
 
  private:
   std::vector<FlagInfo> flags_;
-  std::vector<std::string> groups_;  // group of flags_[i]
+  std::vector<std::string> groups_;             // group of flags_[i]
+  std::map<std::string, std::string> refused_;  // name -> why (refuse())
   // CLI11 writes each option's results here; std::map nodes are stable.
   std::map<std::string, std::vector<std::string>> results_;
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <variant>
 
 #include "core/parse_number.h"
@@ -44,9 +45,14 @@ const std::vector<JobField>& job_table() {
       {{"model_type", "string",
         "Train from scratch: " + model_type_names() + " (transformers' defaults)."},
        &JobArgs::model_type},
+      {{"config_name", "string",
+        "Train from scratch with this config: a directory with config.json, a config.json "
+        "file or a hub id (run_clm's --config_name; --config_overrides apply on top)."},
+       &JobArgs::config_name},
       {{"revision", "string",
         "Hub ids: the branch, tag or commit of the snapshot in the local Hugging Face cache."},
        &JobArgs::revision},
+      {{"model_revision", "string", "run_clm's name for --revision."}, &JobArgs::revision},
       {{"torch_dtype", "string",
         "auto or float32 (loom keeps weights in float32; --bf16 autocasts matmuls)."},
        &JobArgs::torch_dtype},
@@ -118,6 +124,13 @@ const std::vector<JobField>& job_table() {
       {{"merge_lora", "bool",
         "With --use_lora: save merged full weights (W + B A alpha / r) to output_dir."},
        &JobArgs::merge_lora},
+      {{"early_stopping_patience", "int?",
+        "Stop after this many evaluations without improvement of metric_for_best_model "
+        "(transformers' EarlyStoppingCallback; needs an eval_strategy)."},
+       &JobArgs::early_stopping_patience},
+      {{"early_stopping_threshold", "float",
+        "With --early_stopping_patience: how much the metric must improve to count."},
+       &JobArgs::early_stopping_threshold},
       {{"xla_plugin", "string",
         "PJRT plugin .so for --device lazy:xla (default: PJRT_DEVICE's pip wheel)."},
        &JobArgs::xla_plugin},
@@ -167,6 +180,13 @@ void check_allowed(const std::string& name, const JobArgs& job) {
   } else if (name == "mlm_probability") {
     double p = job.mlm_probability;
     LOOM_CHECK(p > 0 && p < 1, "--mlm_probability: expected a value in (0, 1), got ", p);
+  } else if (name == "early_stopping_patience") {
+    LOOM_CHECK(!job.early_stopping_patience || *job.early_stopping_patience >= 1,
+               "--early_stopping_patience: expected an integer >= 1, got ",
+               *job.early_stopping_patience);
+  } else if (name == "early_stopping_threshold") {
+    LOOM_CHECK(job.early_stopping_threshold >= 0, "--early_stopping_threshold: expected >= 0, got ",
+               job.early_stopping_threshold);
   } else if (name == "pad_to_multiple_of") {
     LOOM_CHECK(job.pad_to_multiple_of >= 0, "--pad_to_multiple_of: expected >= 0, got ",
                job.pad_to_multiple_of);
@@ -282,19 +302,77 @@ TrainingArguments cli_training_defaults() {
   return args;
 }
 
-FlagSet make_job_flag_set() {
+namespace {
+
+// The flags of `loom train` that mean nothing to `loom evaluate` (it builds
+// no untrained model, adds no adapter, takes no optimizer step, logs no
+// steps and saves no checkpoint), with why, as evaluate's error says it.
+const std::map<std::string, std::string>& train_only_flags() {
+  static const std::map<std::string, std::string> table = [] {
+    const std::string trains = "a `loom train` flag: loom evaluate does not train";
+    const std::string untrained =
+        "loom evaluate needs trained weights: give --model_name_or_path DIR (this flag builds an "
+        "untrained model)";
+    const std::string lora =
+        "a `loom train` flag: to evaluate a LoRA adapter give its directory as "
+        "--model_name_or_path";
+    std::map<std::string, std::string> t;
+    for (const char* n : {"model_type", "config_name", "config_overrides"}) t[n] = untrained;
+    for (const char* n :
+         {"use_lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "merge_lora"})
+      t[n] = lora;
+    // clang-format off
+    static const char* const kTrainOnly[] = {
+      "max_train_samples", "early_stopping_patience", "early_stopping_threshold",
+      "overwrite_output_dir", "per_device_train_batch_size", "gradient_accumulation_steps",
+      "ddp_bucket_cap_mb", "optim", "learning_rate", "weight_decay", "adam_beta1", "adam_beta2",
+      "adam_epsilon", "max_grad_norm", "num_train_epochs", "max_steps", "lr_scheduler_type",
+      "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "logging_strategy", "logging_steps",
+      "logging_first_step", "logging_nan_inf_filter", "eval_strategy", "eval_steps",
+      "eval_delay", "eval_on_start", "save_strategy", "save_steps", "save_total_limit",
+      "save_only_model", "save_safetensors", "load_best_model_at_end", "metric_for_best_model",
+      "greater_is_better", "resume_from_checkpoint", "ignore_data_skip",
+      "restore_callback_states_from_checkpoint", "gradient_checkpointing",
+      "include_num_input_tokens_seen", "run_name"};
+    // clang-format on
+    for (const char* n : kTrainOnly) t[n] = trains;
+    for (const char* n : {"do_train", "do_eval"})
+      t[n] = "loom evaluate always evaluates and never trains (see loom train --do_train false)";
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+// run_glue's --do_predict (predictions of a --test_file): neither command
+// writes predictions, so both refuse it by name.
+constexpr const char* kNoPredict =
+    "not supported: loom writes no predictions (run_glue's --test_file); score a labelled test "
+    "file with `loom evaluate --validation_file FILE` (eval_results.json)";
+
+FlagSet make_job_flag_set(const std::string& command) {
+  const bool evaluate = command == "loom evaluate";
+  const auto shown = [&](const std::string& name) {
+    return name != "do_predict" && (!evaluate || !train_only_flags().count(name));
+  };
   FlagSet flags;
   std::vector<FlagInfo> job;
   const JobArgs job_defaults;
   for (const JobField& f : job_table())
-    job.push_back({f.info.name, f.info.type,
-                   with_default(f.info.help, std::visit(DefaultText{job_defaults}, f.member))});
+    if (shown(f.info.name))
+      job.push_back({f.info.name, f.info.type,
+                     with_default(f.info.help, std::visit(DefaultText{job_defaults}, f.member))});
   flags.add(job, "Data and model");
   std::vector<FlagInfo> training;
   const TrainingArguments defaults = cli_training_defaults();
   for (const auto& f : TrainingArguments::fields())
-    training.push_back({f.name, f.type, with_default(f.help, defaults.get(f.name))});
+    if (shown(f.name))
+      training.push_back({f.name, f.type, with_default(f.help, defaults.get(f.name))});
   flags.add(training, "TrainingArguments");
+  if (evaluate)
+    for (const auto& [name, why] : train_only_flags()) flags.refuse(name, why);
+  flags.refuse("do_predict", kNoPredict);
   return flags;
 }
 

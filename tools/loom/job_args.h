@@ -34,6 +34,11 @@ struct JobArgs : JobArguments {
   /// A JSON file of flag names to values (all of these and the
   /// TrainingArguments fields); the command line overrides it.
   std::string config;
+  /// `loom train`: transformers' EarlyStoppingCallback(patience, threshold)
+  /// is added when set (HF's rules: metric_for_best_model and an
+  /// eval_strategy are required).
+  std::optional<int64_t> early_stopping_patience;
+  double early_stopping_threshold = 0.0;
 };
 
 /// The device `loom train` / `loom evaluate` use without --device: the lazy
@@ -59,9 +64,11 @@ struct JobCommand {
   std::map<std::string, std::string> given;
 };
 
-/// The FlagSet of `loom train` / `loom evaluate`: job_flags() then every
-/// TrainingArguments field.
-FlagSet make_job_flag_set();
+/// The FlagSet of `command` ("loom train" or "loom evaluate"): job_flags()
+/// then every TrainingArguments field; for evaluate without the flags that
+/// only training uses (--use_lora, --model_type, --learning_rate, ...), which
+/// are refused there by name.
+FlagSet make_job_flag_set(const std::string& command);
 
 /// Builds a JobCommand from `flags` after CLI11 parsed `app`: unknown flags
 /// fail (with a suggestion), --config values fill what the command line did

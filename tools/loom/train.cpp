@@ -22,6 +22,7 @@
 #include "job.h"
 #include "job_args.h"
 #include "launch.h"
+#include "loom/callbacks.h"
 #include "loom/dist.h"
 #include "loom/error.h"
 #include "loom/metrics.h"
@@ -111,11 +112,59 @@ void write_text(const std::string& path, const std::string& text) {
   LOOM_CHECK(out.good(), "[loom train] ", path, ": cannot write file");
 }
 
+// transformers' EarlyStoppingCallback checks (on_train_begin), made before
+// any data is read and naming the flags; without load_best_model_at_end it
+// warns, as transformers, that the last model (not the best) is saved.
+void check_early_stopping(const JobCommand& cmd, const TrainingArguments& args) {
+  if (!cmd.job.early_stopping_patience) {
+    LOOM_CHECK(!cmd.given.count("early_stopping_threshold"),
+               "[loom train] --early_stopping_threshold needs --early_stopping_patience");
+    return;
+  }
+  LOOM_CHECK(args.metric_for_best_model.has_value(),
+             "[loom train] --early_stopping_patience needs --metric_for_best_model (or "
+             "--load_best_model_at_end, whose default metric is loss)");
+  LOOM_CHECK(args.eval_strategy != "no",
+             "[loom train] --early_stopping_patience needs --eval_strategy steps or epoch");
+  if (!args.load_best_model_at_end && dist::rank() == 0)
+    std::fprintf(stderr,
+                 "loom: warning: --early_stopping_patience without --load_best_model_at_end: "
+                 "the model saved at the end is the last one, not the best\n");
+}
+
+// run_clm / run_glue with --do_train false --do_eval: no training, the
+// model of --model_name_or_path evaluated on the validation data, the
+// results in output_dir (eval_results.json, all_results.json).
+void run_eval_only(const JobCommand& cmd, TrainingArguments& args) {
+  start_ranks(cmd, args);
+  const bool zero = dist::rank() == 0;
+  if (zero) train::check_output_dir_writable(args.output_dir);
+  Job job = prepare_job(cmd, args, /*want_train=*/false, /*want_eval=*/true);
+  Trainer trainer(job.model, args, nullptr, job.data.eval, job.options);
+  Logs eval = trainer.evaluate();
+  eval["eval_samples"] = static_cast<double>(job.data.eval->size());
+  if (!zero) return;
+  print_metrics("eval", eval);
+  const fs::path dir = args.output_dir;
+  write_metrics_json((dir / "eval_results.json").string(), eval);
+  write_metrics_json((dir / "all_results.json").string(), eval);
+}
+
 void run_train(const FlagSet& flags, const CLI::App& app) {
   JobCommand cmd = parse_job_command(flags, app, "loom train");
   TrainingArguments args = cmd.training;
-  args.do_train = true;
-  args.validate();         // fail on bad arguments before loading any data
+  // --do_predict is refused by name (make_job_flag_set).
+  // transformers' scripts train only with --do_train; loom train trains
+  // unless told --do_train false, which (as run_clm) needs --do_eval.
+  args.do_train = !cmd.given.count("do_train") || args.do_train;
+  args.validate();  // fail on bad arguments before loading any data
+  check_early_stopping(cmd, args);
+  if (!args.do_train) {
+    LOOM_CHECK(args.do_eval, "[loom train] --do_train false: nothing to do without --do_eval ",
+               "(as run_clm: --do_train false --do_eval evaluates --model_name_or_path)");
+    run_eval_only(cmd, args);
+    return;
+  }
   start_ranks(cmd, args);  // launch.h: every rank of an mpirun job, same flags
   // One run per output_dir (train/output_dir_lock.h), held until the end;
   // data parallel: by rank 0, for the job (the others share the directory).
@@ -135,6 +184,9 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   if (zero) print_plan(job, args);
   check_job_memory(job, args);
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
+  if (cmd.job.early_stopping_patience)
+    trainer.add_callback(std::make_shared<EarlyStoppingCallback>(*cmd.job.early_stopping_patience,
+                                                                 cmd.job.early_stopping_threshold));
 
   TrainOutput out = trainer.train();
   // --merge_lora: the adapter goes to output_dir/adapter, the merged model
@@ -189,7 +241,7 @@ void add_train_command(CLI::App& app) {
                    "), masked LM (" + model_types_for_task(kTaskMaskedLM) +
                    ") or text classifier (" + model_types_for_task(kTaskTextClassification) +
                    "), full or LoRA (transformers' run_clm, run_mlm, run_glue)");
-  auto flags = std::make_shared<FlagSet>(make_job_flag_set());
+  auto flags = std::make_shared<FlagSet>(make_job_flag_set("loom train"));
   flags->add_to(*cmd);
   cmd->footer(
       "Example:\n  loom train --model_type gpt2 --config_overrides n_layer=2,n_embd=64,n_head=2 "

@@ -144,6 +144,29 @@ void plan_from_scratch(ModelPlan& plan, const JobArguments& job, const Tokenizer
   plan.config_where = "--config_overrides";
 }
 
+// run_clm's --config_name without --model_name_or_path: the config of a
+// directory (or hub id) or a config.json file, a model built from it with
+// fresh weights, then --config_overrides.
+void plan_from_config(ModelPlan& plan, const JobArguments& job) {
+  std::string cfg_path = job.config_name;
+  if (!fs::is_regular_file(cfg_path))
+    cfg_path =
+        (fs::path(resolve_model_dir(job.config_name, job.revision, "[model] --config_name")) /
+         "config.json")
+            .string();
+  LOOM_CHECK(fs::is_regular_file(cfg_path), "[model] --config_name: ", cfg_path, ": no such file");
+  plan.model_type = read_model_type(cfg_path);
+  bool known = false;
+  for (const ModelTypeEntry& e : model_types()) known = known || e.model_type == plan.model_type;
+  if (!known)
+    fail("[model] --config_name ", cfg_path, ": model_type '", plan.model_type,
+         "' is not supported (", model_type_names(), ")");
+  std::ifstream in(cfg_path, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  plan.config_json = apply_config_overrides(text, job.config_overrides);
+  plan.config_where = cfg_path;
+}
+
 }  // namespace
 
 std::string apply_config_overrides(const std::string& config_json, const std::string& overrides) {
@@ -170,15 +193,19 @@ std::string apply_config_overrides(const std::string& config_json, const std::st
 }
 
 ModelPlan plan_model(const JobArguments& job, const Tokenizer& tokenizer) {
-  LOOM_CHECK(!(job.model_name_or_path.empty() && job.model_type.empty()),
-             "[model] give --model_name_or_path DIR (pretrained) or --model_type TYPE (from "
+  const int given =
+      !job.model_name_or_path.empty() + !job.model_type.empty() + !job.config_name.empty();
+  LOOM_CHECK(given > 0,
+             "[model] give --model_name_or_path DIR (pretrained), --model_type TYPE (from "
              "scratch: ",
-             model_type_names(), ")");
-  LOOM_CHECK(job.model_name_or_path.empty() || job.model_type.empty(),
-             "[model] give either --model_name_or_path or --model_type, not both");
+             model_type_names(), ") or --config_name DIR (from scratch with that config)");
+  LOOM_CHECK(given == 1,
+             "[model] give only one of --model_name_or_path, --model_type and --config_name");
   ModelPlan plan;
   if (!job.model_name_or_path.empty()) {
     plan_pretrained(plan, job);
+  } else if (!job.config_name.empty()) {
+    plan_from_config(plan, job);
   } else {
     plan_from_scratch(plan, job, tokenizer);
   }
