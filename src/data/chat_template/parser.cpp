@@ -332,7 +332,8 @@ class Parser {
   ExprPtr parse_math1() { return left_assoc({"+", "-"}, false, &Parser::parse_concat); }
   ExprPtr parse_concat() { return left_assoc({"~"}, false, &Parser::parse_math2); }
   ExprPtr parse_math2() { return left_assoc({"*", "/", "//", "%"}, false, &Parser::parse_pow); }
-  ExprPtr parse_pow() { return left_assoc({"**"}, false, &Parser::parse_unary); }
+  ExprPtr parse_unary_filtered() { return parse_unary(true); }
+  ExprPtr parse_pow() { return left_assoc({"**"}, false, &Parser::parse_unary_filtered); }
   // Jinja: a sign applies to the operand before its filters (`-3 | abs` is abs(-3)).
   ExprPtr parse_unary(bool with_filter = true) {
     ExprPtr node;
