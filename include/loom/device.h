@@ -23,7 +23,9 @@ struct Device {
   /// Parses "cpu", "cpu:reference", "lazy", "lazy:<backend>" and
   /// "lazy:<backend>:<index>" (backend: lowercase letters and digits; index:
   /// a decimal integer >= 0); throws loom::Error "[device] unknown device
-  /// 'x' (expected ...)" for anything else.
+  /// 'x' (devices: ...)" for anything else (naming only the user-facing
+  /// devices), and for cuda, gpu, xla or tpu one that points to lazy:xla
+  /// with PJRT_DEVICE=CUDA or TPU.
   Device(std::string_view spec);  // NOLINT(google-explicit-constructor): Device("lazy")
   Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT
   bool is_lazy() const { return kind == Kind::lazy; }
