@@ -386,12 +386,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One lazy:xla computation in a fresh "process" (empty in-memory caches).
-std::vector<float> run_graph(double scale) {
+// One lazy:xla computation in a fresh "process" (empty in-memory caches); the
+// softmax axis makes another graph (a scalar would not: it is not in the key).
+std::vector<float> run_graph(int64_t axis) {
   testing::reset_lazy();
   Device dev("lazy:xla");
   Tensor a = tensor({1, 2, 3, 4, 5, 6}, {2, 3}).to(dev);
-  return (softmax(a * scale, 1) + 1.0).to_vector<float>();
+  return (softmax(a * 3.0, axis) + 1.0).to_vector<float>();
 }
 
 std::vector<fs::path> pjrt_files(const std::string& dir) {
@@ -414,25 +415,26 @@ TEST(XlaDiskCache, AValidExecutableUnderAnotherKeyIsAMiss) {
   LOOM_REQUIRE_XLA();
   testing::TempDir dir;
   testing::ScopedEnv cache("LOOM_CACHE_DIR", dir.path());
-  const std::vector<float> want = run_graph(3.0);
+  const std::vector<float> want = run_graph(1);
   ASSERT_EQ(pjrt_files(dir.path()).size(), 1u);
-  const fs::path three = pjrt_files(dir.path())[0];
-  run_graph(5.0);
+  const fs::path axis1_file = pjrt_files(dir.path())[0];
+  run_graph(0);
   ASSERT_EQ(pjrt_files(dir.path()).size(), 2u);
-  fs::path five =
-      pjrt_files(dir.path())[0] == three ? pjrt_files(dir.path())[1] : pjrt_files(dir.path())[0];
-  fs::copy_file(five, three, fs::copy_options::overwrite_existing);  // scale 5 under 3's key
+  fs::path axis0_file = pjrt_files(dir.path())[0] == axis1_file ? pjrt_files(dir.path())[1]
+                                                                : pjrt_files(dir.path())[0];
+  fs::copy_file(axis0_file, axis1_file,
+                fs::copy_options::overwrite_existing);  // axis 0 under axis 1's key
   ::testing::internal::CaptureStderr();
-  const std::vector<float> got = run_graph(3.0);
+  const std::vector<float> got = run_graph(1);
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(got, want);
   EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 0);
   EXPECT_EQ(metrics::counter("XlaCompile"), 1);
-  EXPECT_NE(log.find("[loom] warning: ignoring xla executable cache file " + three.string() +
+  EXPECT_NE(log.find("[loom] warning: ignoring xla executable cache file " + axis1_file.string() +
                      ": written under another key"),
             std::string::npos)
       << log;
-  run_graph(3.0);  // the rebuilt file hits
+  run_graph(1);  // the rebuilt file hits
   EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 1);
 }
 
@@ -440,7 +442,7 @@ TEST(XlaDiskCache, RandomByteDamageIsNeverAHit) {
   LOOM_REQUIRE_XLA();
   testing::TempDir dir;
   testing::ScopedEnv cache("LOOM_CACHE_DIR", dir.path());
-  const std::vector<float> want = run_graph(3.0);
+  const std::vector<float> want = run_graph(1);
   const fs::path file = pjrt_files(dir.path()).at(0);
   const std::string good = read_bytes(file);
   std::mt19937 rng(4102);
@@ -451,7 +453,7 @@ TEST(XlaDiskCache, RandomByteDamageIsNeverAHit) {
     bad[at] = static_cast<char>(bad[at] ^ (1 + rng() % 255));
     write_bytes(file, bad);
     ::testing::internal::CaptureStderr();
-    const std::vector<float> got = run_graph(3.0);
+    const std::vector<float> got = run_graph(1);
     const std::string log = ::testing::internal::GetCapturedStderr();
     ASSERT_EQ(metrics::counter("XlaPersistentCacheHit"), 0)
         << "round " << round << ": byte " << at << " damaged, a hit";
@@ -460,7 +462,7 @@ TEST(XlaDiskCache, RandomByteDamageIsNeverAHit) {
               std::string::npos)
         << log;
   }
-  run_graph(3.0);
+  run_graph(1);
   EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 1) << "the rebuilt file hits";
 }
 

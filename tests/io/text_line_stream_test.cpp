@@ -79,9 +79,11 @@ TEST(TextLineStream, InvalidUtf8IsAnErrorNamingTheLineAndByte) {
   };
   const std::vector<Case> cases = {
       {"ok\nbad \xff here\n", 2, 7, "0xff"},
-      {"\xEF\xBB\xBFa\r\nb\rc\xC3(\n", 3, 9, "0xc3"},  // BOM counted, "\r\n" and "\r"
-      {"caf\xC3\xA9\nend \xE2\x82", 2, 10, "0xe2"},    // cut short at the end of the file
-      {"\xED\xA0\x80\n", 1, 0, "0xed"},                // a surrogate
+      {"\xEF\xBB\xBF"
+       "a\r\nb\rc\xC3(\n",
+       3, 9, "0xc3"},                                // BOM counted, "\r\n" and "\r"
+      {"caf\xC3\xA9\nend \xE2\x82", 2, 10, "0xe2"},  // cut short at the end of the file
+      {"\xED\xA0\x80\n", 1, 0, "0xed"},              // a surrogate
   };
   for (size_t t = 0; t < cases.size(); ++t) {
     const Case& c = cases[t];
