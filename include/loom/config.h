@@ -34,6 +34,10 @@ struct PretrainedConfig {
   /// Output embeddings share the input embeddings' weight.
   bool tie_word_embeddings = true;
   std::optional<int64_t> bos_token_id, eos_token_id, pad_token_id;
+  /// Every id of eos_token_id when config.json gives a list (Llama 3:
+  /// [128001, 128008, 128009]), as transformers accepts; eos_token_id is then
+  /// its first. Empty for a single id (or none).
+  std::vector<int64_t> eos_token_ids;
   /// Keys loom does not interpret: name -> the value's JSON text (compact).
   std::map<std::string, std::string> extra;
 

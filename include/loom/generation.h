@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "loom/causal_lm.h"
 
@@ -37,13 +38,16 @@ struct GenerationConfig {
   /// A row that produced this id is finished; later tokens of that row are
   /// pad_token_id. nullopt: never stop early.
   std::optional<int64_t> eos_token_id;
+  /// More ids that finish a row as eos_token_id does (config.json's list
+  /// eos_token_id, Llama 3's three); pad_token_id still defaults to eos_token_id.
+  std::vector<int64_t> eos_token_ids;
   /// Filler for finished rows; defaults to eos_token_id (as transformers).
   std::optional<int64_t> pad_token_id;
   /// true: StaticCache (prompt pass + one-token steps); false: recompute
   /// the whole sequence each step.
   bool use_cache = true;
 
-  /// Throws loom::Error "[generate] <field> ..." for max_new_tokens < 0,
+  /// Throws loom::Error "[generate] <field> ..." for max_new_tokens < 1 (as transformers),
   /// temperature <= 0 (or not finite) or, with do_sample, below 1 / FLT_MAX
   /// (the logits would overflow float32 and the probabilities be NaN), top_k
   /// < 0, top_p outside (0, 1]. warp_logits throws for a temperature that

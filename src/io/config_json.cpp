@@ -160,8 +160,29 @@ void ConfigReader::get_common(PretrainedConfig& cfg, const std::string& expected
              "[config] ", where_, ": unknown problem_type '", cfg.problem_type, "'");
   get({"tie_word_embeddings"}, cfg.tie_word_embeddings);
   get({"bos_token_id"}, cfg.bos_token_id);
-  get({"eos_token_id"}, cfg.eos_token_id);
+  get_eos_token_ids(cfg);
   get({"pad_token_id"}, cfg.pad_token_id);
+}
+
+// eos_token_id: an integer, null, or a non-empty list of integers (transformers'
+// generation stops at any of them).
+void ConfigReader::get_eos_token_ids(PretrainedConfig& cfg) {
+  std::string name;
+  json* v = take({"eos_token_id"}, name);
+  if (!v) return;
+  cfg.eos_token_ids.clear();
+  cfg.eos_token_id.reset();
+  if (v->is_null()) return;
+  if (v->is_number_integer()) {
+    cfg.eos_token_id = v->get<int64_t>();
+    return;
+  }
+  if (!v->is_array() || v->empty()) bad(name, "an integer, a list of integers or null", *v);
+  for (const json& id : *v) {
+    if (!id.is_number_integer()) bad(name, "an integer, a list of integers or null", *v);
+    cfg.eos_token_ids.push_back(id.get<int64_t>());
+  }
+  cfg.eos_token_id = cfg.eos_token_ids.front();
 }
 
 void ConfigReader::keep_rest(PretrainedConfig& cfg) {
@@ -202,7 +223,8 @@ json common_to_json(const PretrainedConfig& cfg) {
   if (!cfg.problem_type.empty()) j["problem_type"] = cfg.problem_type;
   j["tie_word_embeddings"] = cfg.tie_word_embeddings;
   j["bos_token_id"] = optional_json(cfg.bos_token_id);
-  j["eos_token_id"] = optional_json(cfg.eos_token_id);
+  j["eos_token_id"] =
+      cfg.eos_token_ids.empty() ? optional_json(cfg.eos_token_id) : json(cfg.eos_token_ids);
   j["pad_token_id"] = optional_json(cfg.pad_token_id);
   return j;
 }

@@ -36,6 +36,9 @@ class ConfigReader {
   bool has_value(const std::string& name) const;
   /// The PretrainedConfig fields (model_type checked against `expected_type`).
   void get_common(PretrainedConfig& cfg, const std::string& expected_type);
+  /// eos_token_id: an integer, null or a list (cfg.eos_token_ids); throws
+  /// loom::Error "[config] <where>: field 'eos_token_id' must be ..." otherwise.
+  void get_eos_token_ids(PretrainedConfig& cfg);
   /// Moves every key not taken yet into cfg.extra.
   void keep_rest(PretrainedConfig& cfg);
   const std::string& where() const { return where_; }

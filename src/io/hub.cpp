@@ -4,11 +4,13 @@
 // blobs/, which std::filesystem follows).
 #include "loom/hub.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <vector>
 
 #include "core/settings.h"
 #include "loom/error.h"
@@ -52,6 +54,57 @@ bool looks_like_hub_repo(const std::string& name) {
          !fs::is_directory(name.substr(0, slash), ec);
 }
 
+// <cache>/models--ORG--NAME of a hub id.
+fs::path hub_repo_dir(const std::string& repo_id) {
+  std::string folder = "models--" + repo_id;
+  if (size_t slash = folder.find('/'); slash != std::string::npos) folder.replace(slash, 1, "--");
+  return fs::path(hf_hub_cache_dir()) / folder;
+}
+
+// "; the cache holds revisions main, v2 (refs/) and snapshots 1111111, ..."
+// or "" when the cache has no folder for the id.
+std::string cached_revisions_note(const std::string& repo_id) {
+  const fs::path repo = hub_repo_dir(repo_id);
+  std::error_code ec;
+  if (!fs::is_directory(repo, ec)) return "";
+  auto names = [&](const fs::path& dir, size_t width) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      out.push_back(e.path().filename().string().substr(0, width));
+    std::sort(out.begin(), out.end());
+    std::string text;
+    for (const std::string& n : out) text += (text.empty() ? "" : ", ") + n;
+    return text.empty() ? std::string("none") : text;
+  };
+  return "; the cache holds refs " + names(repo / "refs", std::string::npos) + " and snapshots " +
+         names(repo / "snapshots", 12);
+}
+
+// A link in a snapshot whose blob is gone (deleted, or a download that was
+// interrupted): named with its blob, instead of "no such file" later. Only
+// the files loom reads (.json, .safetensors, .txt, .model, .jinja).
+void check_snapshot_links(const fs::path& snapshot, const std::string& repo_id,
+                          const std::string& revision) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(snapshot, ec)) {
+    const std::string ext = e.path().extension().string();
+    if (ext != ".json" && ext != ".safetensors" && ext != ".txt" && ext != ".model" &&
+        ext != ".jinja")
+      continue;
+    std::error_code lec;
+    if (!fs::is_symlink(e.symlink_status(lec))) continue;
+    std::error_code sec;
+    if (fs::exists(fs::status(e.path(), sec))) continue;
+    const fs::path target = fs::read_symlink(e.path(), lec);
+    const fs::path blob =
+        target.is_absolute() ? target : (e.path().parent_path() / target).lexically_normal();
+    fail("[hub] ", e.path().string(), " links to ", blob.string(),
+         ", which does not exist (a deleted blob or an interrupted download); fetch it again "
+         "with `",
+         download_hint(repo_id, revision), "`");
+  }
+}
+
 }  // namespace
 
 std::string hf_hub_cache_dir() {
@@ -72,9 +125,7 @@ std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
                                                 const std::string& revision) {
   if (!is_hub_id(repo_id) || revision.empty() || revision.find("..") != std::string::npos)
     return std::nullopt;
-  std::string folder = "models--" + repo_id;
-  if (size_t slash = folder.find('/'); slash != std::string::npos) folder.replace(slash, 1, "--");
-  const fs::path repo = fs::path(hf_hub_cache_dir()) / folder;
+  const fs::path repo = hub_repo_dir(repo_id);
   std::string commit = revision;
   std::ifstream ref(repo / "refs" / revision);
   if (ref.good()) {
@@ -93,11 +144,23 @@ std::string resolve_model_dir(const std::string& name_or_path, const std::string
                               const std::string& what) {
   std::error_code ec;
   if (fs::is_directory(name_or_path, ec)) return name_or_path;
-  if (auto snapshot = find_cached_snapshot(name_or_path, revision)) return *snapshot;
+  // "org/name@rev": the revision is a flag of its own, as in transformers.
+  if (size_t at = name_or_path.rfind('@'); at != std::string::npos &&
+                                           is_hub_id(name_or_path.substr(0, at)) &&
+                                           !is_hub_id(name_or_path)) {
+    const std::string id = name_or_path.substr(0, at), rev = name_or_path.substr(at + 1);
+    fail(what, " '", name_or_path, "': no such directory; a hub id takes its revision from ",
+         "--revision, not '@': use '", id, "' with --revision ", rev, cached_revisions_note(id));
+  }
+  if (auto snapshot = find_cached_snapshot(name_or_path, revision)) {
+    check_snapshot_links(*snapshot, name_or_path, revision);
+    return *snapshot;
+  }
   if (!looks_like_hub_repo(name_or_path)) fail(what, " '", name_or_path, "': no such directory");
   fail(what, " '", name_or_path, "': no such directory, and the Hugging Face cache (",
-       hf_hub_cache_dir(), ") holds no snapshot of it at revision '", revision,
-       "'; loom does not download: fetch it with `", download_hint(name_or_path, revision), "`");
+       hf_hub_cache_dir(), ") holds no snapshot of it at revision '", revision, "'",
+       cached_revisions_note(name_or_path), "; loom does not download: fetch it with `",
+       download_hint(name_or_path, revision), "`");
 }
 
 }  // namespace loom

@@ -31,8 +31,13 @@ bool is_lock_file(const std::string& name, const fs::directory_entry& entry) {
          entry.is_regular_file();
 }
 
+// A name in the directory: no path separator, no control character (a NUL
+// would cut the name short when the file is opened: "x.safetensors\0junk"
+// would open x.safetensors), not "." or "..".
 bool is_plain_file_name(const std::string& name) {
-  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f || c == '/' || c == '\\') return false;
+  return !name.empty() && name != "." && name != "..";
 }
 
 // The shard names listed by an index file, checked.
@@ -49,8 +54,9 @@ std::map<std::string, std::string> read_weight_map(const std::string& path) {
     LOOM_CHECK(it->is_string(), "[from_pretrained] ", path, ": weight_map entry '", it.key(),
                "' is not a file name");
     std::string file = it->get<std::string>();
+    // The name as JSON text: a control character in it is shown escaped (\u0000).
     LOOM_CHECK(is_plain_file_name(file), "[from_pretrained] ", path, ": weight_map entry '",
-               it.key(), "' names '", file, "', not a file in the directory");
+               it.key(), "' names ", json(file).dump(), ", not a file in the directory");
     out[it.key()] = file;
   }
   LOOM_CHECK(!out.empty(), "[from_pretrained] ", path, ": weight_map is empty");

@@ -4,10 +4,13 @@
 // memory anyway).
 #include "io/text_files.h"
 
+#include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 
+#include "io/safetensors_format.h"
 #include "loom/error.h"
 
 namespace loom::io {
@@ -222,7 +225,25 @@ std::vector<std::string> split_text_lines(std::string_view text, bool keep_lineb
 }
 
 std::vector<std::string> read_text_lines(const std::string& path, bool keep_linebreaks) {
-  return split_text_lines(read_file_text(path, "text"), keep_linebreaks);
+  const std::string text = read_file_text(path, "text");
+  check_text_utf8(text, path);
+  return split_text_lines(text, keep_linebreaks);
+}
+
+void check_text_utf8(std::string_view text, const std::string& path, int64_t line0,
+                     int64_t offset0) {
+  const std::optional<size_t> bad = safetensors::detail::find_invalid_utf8(text);
+  if (!bad) return;
+  int64_t line = line0;  // universal newlines: "\n", "\r\n" and a lone "\r" end a line
+  for (size_t i = 0; i < *bad; ++i)
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n')))
+      ++line;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(text[*bad]));
+  fail("[text] ", path, ":", line, ": invalid UTF-8 at byte ", offset0 + static_cast<int64_t>(*bad),
+       " (", hex,
+       "); datasets' text loader raises UnicodeDecodeError here: convert the file to "
+       "UTF-8 (iconv -f <encoding> -t utf-8)");
 }
 
 }  // namespace loom::io

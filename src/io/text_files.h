@@ -75,7 +75,15 @@ std::string read_file_text(const std::string& path, const std::string& reader);
 /// break). A leading UTF-8 BOM is dropped. Empty text gives no lines.
 std::vector<std::string> split_text_lines(std::string_view text, bool keep_linebreaks);
 
-/// split_text_lines of the file at `path`; throws loom::Error when unreadable.
+/// split_text_lines of the file at `path`; throws loom::Error when unreadable,
+/// and check_text_utf8's error when the file is not valid UTF-8.
 std::vector<std::string> read_text_lines(const std::string& path, bool keep_linebreaks);
+
+/// Throws loom::Error "[text] <path>:<line>: invalid UTF-8 at byte <offset>
+/// (0x<byte>) ..." when `text` (bytes [offset0, ...) of the file, the first on
+/// line `line0`) is not valid UTF-8, as datasets' text loader raises
+/// UnicodeDecodeError: the tokenizer would otherwise see U+FFFD in its place.
+void check_text_utf8(std::string_view text, const std::string& path, int64_t line0 = 1,
+                     int64_t offset0 = 0);
 
 }  // namespace loom::io

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/text_files.h"
 #include "loom/error.h"
 
 namespace loom::io {
@@ -23,6 +24,7 @@ TextLineStream::~TextLineStream() {
 bool TextLineStream::fill() {
   pos_ = 0;
   end_ = std::fread(buf_.data(), 1, buf_.size(), file_);
+  bytes_read_ += static_cast<int64_t>(end_);
   LOOM_CHECK(!std::ferror(file_), "[text] ", path_, ": read error");
   return end_ > 0;
 }
@@ -49,10 +51,13 @@ bool TextLineStream::next(std::string* line) {
   }
   if (line) line->clear();
   bool any = false;
+  // The file offset of the line's first byte (a re-inserted BOM prefix counts back).
+  const int64_t start_offset = bytes_read_ - static_cast<int64_t>(end_ - pos_);
   for (;;) {
     if (pos_ >= end_ && !fill()) {
       if (!any) return false;  // no last line without a break unless non-empty
       ++line_number_;
+      if (line) check_text_utf8(*line, path_, line_number_, start_offset);
       return true;
     }
     const char* start = buf_.data() + pos_;
@@ -65,8 +70,9 @@ bool TextLineStream::next(std::string* line) {
     if (i == n) continue;  // no break in this chunk
     char c = buf_[pos_++];
     if (c == '\r' && peek() == '\n') ++pos_;
-    if (line && keep_linebreaks_) line->push_back('\n');
     ++line_number_;
+    if (line) check_text_utf8(*line, path_, line_number_, start_offset);
+    if (line && keep_linebreaks_) line->push_back('\n');
     return true;
   }
 }

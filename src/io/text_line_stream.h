@@ -24,7 +24,9 @@ class TextLineStream {
 
   /// The next line into `line` (replaced); false at the end of the file.
   /// With `line` null the line is skipped without being stored. Throws
-  /// loom::Error "[text] path: read error" on an I/O failure.
+  /// loom::Error "[text] path: read error" on an I/O failure, and
+  /// check_text_utf8's error (text_files.h) for a stored line that is not
+  /// valid UTF-8.
   bool next(std::string* line);
   /// 1-based number of the line next() returned last (0 before the first).
   int64_t line_number() const { return line_number_; }
@@ -42,6 +44,7 @@ class TextLineStream {
   size_t end_ = 0;
   bool at_start_ = true;  // the BOM check is still to be made
   int64_t line_number_ = 0;
+  int64_t bytes_read_ = 0;  // bytes fread so far (the file offset of buf_[end_])
 };
 
 /// Number of lines TextLineStream (and split_text_lines) gives for `path`.

@@ -26,7 +26,9 @@ constexpr double kMinSamplingTemperature = 1.0 / double(std::numeric_limits<floa
 }  // namespace
 
 void GenerationConfig::validate() const {
-  LOOM_CHECK(max_new_tokens >= 0, "[generate] max_new_tokens must be >= 0, got ", max_new_tokens);
+  // As transformers' GenerationConfig.validate: "must be greater than 0".
+  LOOM_CHECK(max_new_tokens > 0, "[generate] max_new_tokens must be greater than 0, got ",
+             max_new_tokens);
   LOOM_CHECK(std::isfinite(temperature) && temperature > 0,
              "[generate] temperature must be a positive number, got ", temperature);
   // Below 1 / FLT_MAX every logit divided by it overflows f32 (1e-45, 1e-300): the
@@ -198,6 +200,13 @@ std::vector<std::vector<int64_t>> prompt_rows(const Tensor& input_ids) {
   return rows;
 }
 
+// transformers' stopping on eos: any of the ids finishes the row.
+bool is_eos(const GenerationConfig& config, int64_t token) {
+  if (config.eos_token_id && token == *config.eos_token_id) return true;
+  return std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), token) !=
+         config.eos_token_ids.end();
+}
+
 }  // namespace
 
 GenerateOutput generate(CausalLM& model, const Tensor& input_ids, const GenerationConfig& config) {
@@ -211,10 +220,6 @@ GenerateOutput generate(CausalLM& model, const Tensor& input_ids, const Generati
              " positions");
   std::optional<int64_t> pad = config.pad_token_id ? config.pad_token_id : config.eos_token_id;
   GenerateOutput out;
-  if (n_max == 0) {
-    out.sequences = input_ids.to(Device("cpu")).to(DType::i64);
-    return out;
-  }
   NoGradGuard no_grad;
   Clock::time_point start = Clock::now();
   Stepper stepper(model, b, t0 + n_max - 1, config.use_cache);  // the last token is not fed
@@ -229,7 +234,7 @@ GenerateOutput generate(CausalLM& model, const Tensor& input_ids, const Generati
       if (!finished[i]) apply_repetition_penalty(row, seqs[i], config.repetition_penalty);
       int64_t token = finished[i] && pad ? *pad : select_next_token(row, config, u[i]);
       seqs[i].push_back(token);
-      if (config.eos_token_id && token == *config.eos_token_id) finished[i] = true;
+      if (is_eos(config, token)) finished[i] = true;
       all_done = all_done && finished[i];
     }
     if (step == 0) {

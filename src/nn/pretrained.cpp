@@ -105,6 +105,41 @@ void check_dtype(const std::string& dir, const std::string& name, DType file, DT
        " (only floating dtypes F32/F16/BF16 convert into each other)");
 }
 
+// transformers 5's rule (PreTrainedModel.tie_weights during from_pretrained,
+// modeling_utils.py): when the model ties a weight to another
+// (tie_word_embeddings: lm_head.weight to the embedding) but the checkpoint
+// holds both with different values, the config does not reflect the
+// checkpoint: the two are NOT tied, each gets its own values, with a warning.
+// Equal values stay tied. Returns true when it untied something.
+bool untie_differing_aliases(PretrainedModel& model, const std::string& dir,
+                             const nn::StateDict& dict, const nn::StateDict& own,
+                             const PretrainedOptions& options) {
+  std::map<const TensorImpl*, std::string> first;  // tensor -> its first name
+  bool untied = false;
+  for (const auto& [name, t] : own) {
+    auto [it, fresh] = first.emplace(t.impl(), name);
+    const Tensor* a = fresh ? nullptr : dict.find(it->second);
+    const Tensor* b = fresh ? nullptr : dict.find(name);
+    if (a == nullptr || b == nullptr) continue;
+    if (a->to(DType::f32).to_vector<float>() == b->to(DType::f32).to_vector<float>()) continue;
+    const size_t dot = name.rfind('.');
+    const std::string owner = dot == std::string::npos ? "" : name.substr(0, dot);
+    for (auto& [prefix, m] : model.named_modules()) {
+      if (prefix != owner) continue;
+      Tensor own_copy = zeros_like(t);
+      if (t.requires_grad()) own_copy.requires_grad_();
+      m->set_parameter(name.substr(dot + 1), own_copy);
+      untied = true;
+    }
+    if (options.warn && dist::rank() == 0)
+      std::cerr << "[from_pretrained] " << dir << ": warning: config.json ties " << name << " to "
+                << it->second << " (tie_word_embeddings), but the checkpoint holds both with "
+                << "different values: they are not tied (as transformers); set "
+                   "tie_word_embeddings to false in config.json to silence this\n";
+  }
+  return untied;
+}
+
 }  // namespace
 
 namespace detail {
@@ -153,6 +188,7 @@ void load_pretrained_weights(PretrainedModel& model, const std::string& dir, con
              weights.entries().size(), " tensors",
              weights.entries().empty() ? "" : ", e.g. '" + weights.entries()[0].name + "'",
              "; expected names like '", own.begin()->first, "')");
+  untie_differing_aliases(model, dir, dict, own, options);
   nn::LoadResult result;
   try {
     result = model.load_state_dict(dict, /*strict=*/false);

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "train/checkpoint_files.h"
 #include "train/ddp.h"
 #include "train/fsdp_checkpoint.h"
@@ -85,7 +87,14 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
        {fsdp ? train::kFsdpIndexFile : "optimizer.safetensors", "scheduler.json", "rng_state.json"})
     require_file(d, f, true);
 
-  TrainerState loaded = TrainerState::from_json_file((d / "trainer_state.json").string());
+  const std::string state_file = (d / "trainer_state.json").string();
+  TrainerState loaded = TrainerState::from_json_file(state_file);
+  // Every trainer_state.json (transformers' or loom's) has global_step; a file
+  // without it is another one, and the resume would start silently at step 0.
+  const nlohmann::json state_json =
+      nlohmann::json::parse(train::read_text_file(state_file), nullptr, false);
+  LOOM_CHECK(state_json.is_object() && state_json.contains("global_step"), "[Trainer] ", state_file,
+             ": no global_step (not a trainer_state.json)");
   // Warnings about the checkpoint itself are the same on every rank: rank 0's.
   const bool zero = train::is_world_process_zero();
   if (loaded.best_model_checkpoint && !fs::is_directory(*loaded.best_model_checkpoint, ec)) {
@@ -126,7 +135,11 @@ ResumePoint Trainer::Impl::load_checkpoint(const std::string& dir, const TrainPl
   PretrainedOptions popt;
   popt.strict = true;
   popt.warn = false;
-  model->load_saved_weights(dir, device, popt);
+  try {
+    model->load_saved_weights(dir, device, popt);
+  } catch (const Error& e) {  // name the file: the directory alone does not say which
+    fail(e.what(), " (loading ", (d / weights).string(), ")");
+  }
   if (fsdp) {  // the shards from the loaded weights, then this rank's (re-sharded) state
     fsdp->load_shards_from_params();
     train::load_fsdp_optimizer(dir, *fsdp, *optimizer, state.global_step);

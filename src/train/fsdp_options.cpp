@@ -20,7 +20,9 @@ namespace {
 const char* fsdp_config_key_answer(const std::string& key) {
   if (key == "min_num_params") return "loom wraps by layer class only";
   if (key == "activation_checkpointing") return "use --gradient_checkpointing";
-  if (key == "offload_params" || key == "cpu_offload") return "offload is not implemented";
+  if (key == "offload_params" || key == "cpu_offload")
+    return "loom does not offload to the host: the shards stay in device memory (full_shard "
+           "holds 1/world_size of the parameters per rank; docs/distributed.md, Flags)";
   if (key == "backward_prefetch" || key == "forward_prefetch")
     return "loom starts every unit's all-gather at the start of the step";
   if (key == "xla" || key == "xla_fsdp_settings" || key == "xla_fsdp_grad_ckpt")
@@ -28,18 +30,27 @@ const char* fsdp_config_key_answer(const std::string& key) {
   return "loom reads transformer_layer_cls_to_wrap only";
 }
 
+// Text starting with '{' is the object itself; anything else is a file name,
+// as transformers opens a str fsdp_config (FileNotFoundError when missing).
 nlohmann::json fsdp_config_json(const std::string& value) {
   std::string text = value;
-  std::error_code ec;
-  if (!value.empty() && value.front() != '{' && std::filesystem::is_regular_file(value, ec)) {
-    std::ifstream in(value);
+  const bool inline_object = value.find_first_not_of(" \t\r\n") != std::string::npos &&
+                             value[value.find_first_not_of(" \t\r\n")] == '{';
+  if (!inline_object) {
+    std::error_code ec;
+    LOOM_CHECK(std::filesystem::is_regular_file(value, ec), "[TrainingArguments] fsdp_config: '",
+               value, "' is neither a JSON object nor a file holding one (no such file)");
+    std::ifstream in(value, std::ios::binary);
     std::ostringstream s;
     s << in.rdbuf();
+    LOOM_CHECK(in.good() || in.eof(), "[TrainingArguments] fsdp_config: ", value,
+               ": cannot read the file");
     text = s.str();
   }
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  LOOM_CHECK(!j.is_discarded() && j.is_object(), "[TrainingArguments] fsdp_config: '", value,
-             "' is neither a JSON object nor a file holding one");
+  LOOM_CHECK(!j.is_discarded() && j.is_object(), "[TrainingArguments] fsdp_config: ",
+             inline_object ? "'" + value + "' is not" : "file " + value + " does not hold",
+             " a valid JSON object");
   return j;
 }
 
@@ -93,8 +104,7 @@ std::string fsdp_layer_class(const std::string& architecture) {
   return layer_class_of_architecture(architecture);  // declared by the model's config
 }
 
-std::vector<std::string> parse_fsdp_config(const std::string& value,
-                                           const std::string& layer_class) {
+std::vector<std::string> check_fsdp_config(const std::string& value) {
   std::vector<std::string> classes;
   if (value.empty()) return classes;
   const nlohmann::json j = fsdp_config_json(value);
@@ -115,6 +125,12 @@ std::vector<std::string> parse_fsdp_config(const std::string& value,
       }
     }
   }
+  return classes;
+}
+
+std::vector<std::string> parse_fsdp_config(const std::string& value,
+                                           const std::string& layer_class) {
+  const std::vector<std::string> classes = check_fsdp_config(value);
   for (const std::string& c : classes)
     LOOM_CHECK(c == layer_class, "[TrainingArguments] fsdp_config: transformer_layer_cls_to_wrap '",
                c, "' is not this model's layer class ('",

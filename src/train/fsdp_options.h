@@ -40,6 +40,11 @@ std::string fsdp_layer_class(const std::string& architecture);
 /// that is not `layer_class` (the model's; loom wraps each decoder layer).
 std::vector<std::string> parse_fsdp_config(const std::string& value,
                                            const std::string& layer_class);
+/// parse_fsdp_config without the model: the JSON (or the file: missing,
+/// unreadable or malformed), its keys and their types. TrainingArguments::
+/// validate() calls it, also without --fsdp (transformers parses
+/// fsdp_config in __post_init__ and raises), before data or model load.
+std::vector<std::string> check_fsdp_config(const std::string& value);
 
 /// Bytes one rank holds for the model's state in a mode (f32, 4 bytes per
 /// element): `trainable` and `frozen` parameter counts, `world` ranks, and

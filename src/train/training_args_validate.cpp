@@ -185,7 +185,8 @@ void validate_misc(const TrainingArguments& a) {
   // transformers also names nccl, gloo, ccl, hccl, cncl, mccl: not loom's engines.
   if (a.ddp_backend) check_one_of("ddp_backend", *a.ddp_backend, {"auto", "mpi"});
   check_positive_int("ddp_timeout", a.ddp_timeout);
-  train::parse_fsdp_mode(a.fsdp);  // refuses HF's other values by name
+  train::parse_fsdp_mode(a.fsdp);           // refuses HF's other values by name
+  train::check_fsdp_config(a.fsdp_config);  // the file, the JSON, the keys; also without --fsdp
   // Seconds; 1e9 (~31 years) keeps now + timeout far inside int64 nanoseconds.
   LOOM_CHECK(a.ddp_timeout <= 1000000000,
              "[TrainingArguments] ddp_timeout: must be <= 1000000000 seconds, got ", a.ddp_timeout);

@@ -1,8 +1,9 @@
 // A fake PJRT plugin for the version check's tests: GetPjrtApi returns an
 // API table with no functions and the version named by the compile
 // definitions FAKE_PJRT_MAJOR / FAKE_PJRT_MINOR (CMake builds it twice: a
-// different major, and an API table too short for loom). Never initialized:
-// loom refuses it before calling anything.
+// different major, and an API table too short for loom; and a third time with
+// loom's own version and full size, every function pointer null). Never
+// initialized: loom refuses it before calling anything.
 #include <pjrt_c_api.h>
 
 namespace {

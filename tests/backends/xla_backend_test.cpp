@@ -6,6 +6,8 @@
 // memory and the on-disk XLA executables), every addressable device, collectives split out of the
 // graph and staged through host memory, and the split itself (pure IR, no plugin needed). Tests
 // that run XLA skip with the reason when no PJRT plugin is installed, and fail under CI=true.
+// At the end: the on-disk executable cache's property tests (a file under another
+// key, random byte damage: never a hit).
 //
 // Tolerance: XLA may reorder float reductions (sums over up to 32 elements
 // here, where reordering changes f32 results by a few ulp) and evaluates
@@ -27,6 +29,10 @@
 #if LOOM_WITH_PJRT
 #include "backends/xla/xla_executable.h"
 #endif
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
 #include "backends/xla_test_util.h"
 #include "common/error_of.h"
 #include "common/host_fault.h"
@@ -39,7 +45,9 @@
 #include "loom/collective.h"
 #include "loom/error.h"
 #include "loom/gpt2.h"
+#include "loom/metrics.h"
 #include "loom/optim.h"
+#include "loom/tensor.h"
 
 namespace loom {
 namespace {
@@ -366,3 +374,97 @@ TEST(XlaCollectiveSplit, GraphWithoutCollectivesIsOneStage) {
 
 }  // namespace
 }  // namespace loom
+
+// The xla backend's on-disk executable cache (backends/xla/xla_compile_cache.h,
+// format 3) never answers for a file it does not match: a valid executable
+// copied under another key's name, and random byte damage anywhere in a
+// `.pjrt` file, are each a miss with one warning line naming the file, then a
+// compile to the right numbers, never a hit or a crash (seeded random cases: a
+// failure prints the round and the byte). Skips without a PJRT plugin.
+namespace loom::xla_cache_property_test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One lazy:xla computation in a fresh "process" (empty in-memory caches); the
+// softmax axis makes another graph (a scalar would not: it is not in the key).
+std::vector<float> run_graph(int64_t axis) {
+  testing::reset_lazy();
+  Device dev("lazy:xla");
+  Tensor a = tensor({1, 2, 3, 4, 5, 6}, {2, 3}).to(dev);
+  return (softmax(a * 3.0, axis) + 1.0).to_vector<float>();
+}
+
+std::vector<fs::path> pjrt_files(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "xla"))
+    if (e.path().extension() == ".pjrt") out.push_back(e.path());
+  return out;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST(XlaDiskCache, AValidExecutableUnderAnotherKeyIsAMiss) {
+  LOOM_REQUIRE_XLA();
+  testing::TempDir dir;
+  testing::ScopedEnv cache("LOOM_CACHE_DIR", dir.path());
+  const std::vector<float> want = run_graph(1);
+  ASSERT_EQ(pjrt_files(dir.path()).size(), 1u);
+  const fs::path axis1_file = pjrt_files(dir.path())[0];
+  run_graph(0);
+  ASSERT_EQ(pjrt_files(dir.path()).size(), 2u);
+  fs::path axis0_file = pjrt_files(dir.path())[0] == axis1_file ? pjrt_files(dir.path())[1]
+                                                                : pjrt_files(dir.path())[0];
+  fs::copy_file(axis0_file, axis1_file,
+                fs::copy_options::overwrite_existing);  // axis 0 under axis 1's key
+  ::testing::internal::CaptureStderr();
+  const std::vector<float> got = run_graph(1);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 0);
+  EXPECT_EQ(metrics::counter("XlaCompile"), 1);
+  EXPECT_NE(log.find("[loom] warning: ignoring xla executable cache file " + axis1_file.string() +
+                     ": written under another key"),
+            std::string::npos)
+      << log;
+  run_graph(1);  // the rebuilt file hits
+  EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 1);
+}
+
+TEST(XlaDiskCache, RandomByteDamageIsNeverAHit) {
+  LOOM_REQUIRE_XLA();
+  testing::TempDir dir;
+  testing::ScopedEnv cache("LOOM_CACHE_DIR", dir.path());
+  const std::vector<float> want = run_graph(1);
+  const fs::path file = pjrt_files(dir.path()).at(0);
+  const std::string good = read_bytes(file);
+  std::mt19937 rng(4102);
+  for (int round = 0; round < 12; ++round) {
+    std::string bad = good;
+    // Even rounds damage the header (its first 100 bytes), odd ones anywhere.
+    const size_t at = round % 2 == 0 ? rng() % 100 : rng() % bad.size();
+    bad[at] = static_cast<char>(bad[at] ^ (1 + rng() % 255));
+    write_bytes(file, bad);
+    ::testing::internal::CaptureStderr();
+    const std::vector<float> got = run_graph(1);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    ASSERT_EQ(metrics::counter("XlaPersistentCacheHit"), 0)
+        << "round " << round << ": byte " << at << " damaged, a hit";
+    ASSERT_EQ(got, want) << "round " << round;
+    ASSERT_NE(log.find("[loom] warning: ignoring xla executable cache file " + file.string()),
+              std::string::npos)
+        << log;
+  }
+  run_graph(1);
+  EXPECT_EQ(metrics::counter("XlaPersistentCacheHit"), 1) << "the rebuilt file hits";
+}
+
+}  // namespace
+}  // namespace loom::xla_cache_property_test

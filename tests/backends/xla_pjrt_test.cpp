@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "backends/xla/plugin_discovery.h"
 #include "backends/xla/xla_runtime.h"
@@ -259,6 +260,19 @@ TEST(XlaPjrt, RefusesAnotherApiMajorVersionInOneLine) {
   e = error_of([] { backends::xla::PjrtPlugin::load(LOOM_FAKE_PJRT_OLD); });
   EXPECT_NE(e.find("has PJRT C API 0.1, older than the functions loom calls"), std::string::npos)
       << e;
+  // loom's own version, every function pointer null: refused at load, naming
+  // the file and the entries (before: a segfault at the first call).
+  const std::string null_plugin =
+      (std::filesystem::path(LOOM_FAKE_PJRT_V1).parent_path() / "libloom_fake_pjrt_null.so")
+          .string();
+  e = error_of([&] { backends::xla::PjrtPlugin::load(null_plugin); });
+  EXPECT_NE(e.find("[xla] plugin " + null_plugin +
+                   ": its PJRT_Api table has null entries that loom calls: PJRT_Error_Destroy, "
+                   "PJRT_Error_Message, PJRT_Plugin_Initialize"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("PJRT_Client_Compile"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   e = error_of([] { backends::xla::PjrtPlugin::load("/nonexistent/plugin.so"); });
   EXPECT_NE(e.find("[xla] cannot load PJRT plugin /nonexistent/plugin.so: "), std::string::npos)
       << e;

@@ -73,6 +73,17 @@ TEST_F(GenerateCli, SeededSamplingRepeats) {
   EXPECT_NE(run(sample).out, a.out) << "another seed samples another text";
 }
 
+// A repeated flag keeps its last value, as on `loom train` (argparse's rule).
+TEST_F(GenerateCli, RepeatedFlagKeepsTheLastValue) {
+  testing::CliResult r = run({"--max_new_tokens", "3", "--device", "lazy", "--device", "cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  testing::CliResult three = run({"--device", "cpu"}, "3");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(r.out, three.out);
+  EXPECT_NE(r.out, run({"--device", "cpu"}, "10").out) << "the first --max_new_tokens was used";
+  EXPECT_NE(r.err.find(" on cpu "), std::string::npos) << r.err;
+}
+
 TEST_F(GenerateCli, BadValuesAreOneErrorLine) {
   auto expect_one_error_line = [](const testing::CliResult& r, const std::string& what) {
     EXPECT_EQ(r.exit_code, 1) << what;
@@ -84,6 +95,9 @@ TEST_F(GenerateCli, BadValuesAreOneErrorLine) {
   expect_one_error_line(run({"--do_sample", "--top_k", "-1"}), "top_k -1");
   // 2 prompt tokens + 100 > n_positions 64.
   expect_one_error_line(run(std::vector<std::string>{}, "100"), "max_new_tokens 100");
+  expect_one_error_line(run(std::vector<std::string>{}, "0"), "max_new_tokens 0");
+  EXPECT_NE(run(std::vector<std::string>{}, "0").err.find("max_new_tokens must be greater than 0"),
+            std::string::npos);
   testing::CliResult r = run({"--top_kk", "5"});
   expect_one_error_line(r, "--top_kk");
   EXPECT_NE(r.err.find("did you mean --top_k?"), std::string::npos) << r.err;

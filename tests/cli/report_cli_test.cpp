@@ -128,6 +128,11 @@ TEST_F(ReportCli, BadInputIsOneErrorLine) {
   expect_one_error_line(run_loom_cli(dir_, {"plot", dir_.sub("bad")}), "trainer_state");
   dir_.write("empty/trainer_state.json", "{\"log_history\": []}");
   expect_one_error_line(run_loom_cli(dir_, {"plot", dir_.sub("empty")}), "no logged values");
+  // --output names the SVG: another extension is refused, and nothing is written.
+  expect_one_error_line(
+      run_loom_cli(dir_, {"plot", dir_.sub("empty"), "--output", dir_.sub("x.png")}),
+      "--output " + dir_.sub("x.png") + ": must name an .svg file");
+  EXPECT_FALSE(fs::exists(dir_.sub("x.png")));
   dir_.write("m/lazy_metrics.json", "[1, 2]");
   expect_one_error_line(run_loom_cli(dir_, {"inspect", dir_.sub("m")}),
                         "lazy_metrics.json: not a JSON object");

@@ -160,6 +160,60 @@ TEST(HubCache, AMissingIdIsOneLineSayingHowToFetchIt) {
       Error);
 }
 
+// "org/name@rev" is transformers' --revision spelled into the id: the error
+// says so and lists what the cache holds; an unknown revision lists it too.
+TEST(HubCache, AnIdWithARevisionAfterAtSaysWhatTheCacheHolds) {
+  TempDir dir;
+  HubScopedEnv cache("HF_HUB_CACHE", dir.path().c_str());
+  make_hub_repo(dir.path(), "Qwen--Qwen2-0.5B");
+  auto error_of = [](const std::string& id, const std::string& rev) -> std::string {
+    try {
+      resolve_model_dir(id, rev, "--model_name_or_path");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string holds =
+      "the cache holds refs main, v2 and snapshots 111111111111, 222222222222";
+  std::string m = error_of("Qwen/Qwen2-0.5B@v2", "main");
+  EXPECT_NE(m.find("--model_name_or_path 'Qwen/Qwen2-0.5B@v2': no such directory; a hub id takes "
+                   "its revision from --revision, not '@': use 'Qwen/Qwen2-0.5B' with --revision "
+                   "v2; " +
+                   holds),
+            std::string::npos)
+      << m;
+  m = error_of("Qwen/Qwen2-0.5B", "v3");
+  EXPECT_NE(m.find("at revision 'v3'; " + holds + "; loom does not download"), std::string::npos)
+      << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+// A snapshot's file is a link into blobs/; a link whose blob is gone (deleted,
+// or a download that stopped) is named with the blob, not "no such file".
+TEST(HubCache, ALinkToADeletedBlobIsNamedWithTheBlob) {
+  TempDir dir;
+  HubScopedEnv cache("HF_HUB_CACHE", dir.path().c_str());
+  const fs::path repo = make_hub_repo(dir.path(), "org--tiny");
+  fs::create_directories(repo / "blobs");
+  std::ofstream(repo / "blobs" / "aaaa") << "{}";
+  const fs::path snap = repo / "snapshots" / kHubMain;
+  fs::create_symlink("../../blobs/aaaa", snap / "config.json");
+  fs::create_symlink("../../blobs/bbbb", snap / "pytorch_model.bin");  // not read by loom
+  EXPECT_EQ(resolve_model_dir("org/tiny", "main", "--m"), snap.string());
+  fs::create_symlink("../../blobs/cccc", snap / "model.safetensors");
+  try {
+    resolve_model_dir("org/tiny", "main", "--m");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "[hub] " + (snap / "model.safetensors").string() + " links to " +
+                  (repo / "blobs" / "cccc").string() +
+                  ", which does not exist (a deleted blob or an interrupted download); fetch it "
+                  "again with `huggingface-cli download org/tiny`");
+  }
+}
+
 TEST(HubCache, HubIdForm) {
   EXPECT_TRUE(is_hub_id("gpt2"));
   EXPECT_TRUE(is_hub_id("meta-llama/Llama-3.2-1B"));

@@ -30,10 +30,10 @@ TEST(TextLineStream, SameLinesAsSplitTextLinesAtEveryChunkSize) {
       "\xEF\xBB\xBF",
       "\xEF\xBB\xBF"
       "a\r\nb",
-      "\xEF\xBB"
-      "x\n",  // two BOM bytes only: kept as text
-      "\xEF"
-      "\n\n",
+      "\xEF\xBB\xBE"
+      "x\n",  // U+FEFE: two BOM bytes only, kept as text
+      "\xEF\xBC\x81"
+      "\n\n",  // U+FF01: one BOM byte only
       "one\ntwo\r\nthree\rfour",
       "\r\n\r\n\n\r\r",
       "trailing\r",
@@ -66,6 +66,40 @@ TEST(TextLineStream, SkippedLinesAreCountedNotStored) {
   ASSERT_TRUE(s.next(nullptr));
   EXPECT_FALSE(s.next(&line));
   EXPECT_EQ(s.line_number(), 3);
+}
+
+// As datasets' text loader (UnicodeDecodeError), not U+FFFD in the tokens:
+// both readers name the file, the 1-based line and the byte offset.
+TEST(TextLineStream, InvalidUtf8IsAnErrorNamingTheLineAndByte) {
+  testing::TempDir dir;
+  struct Case {
+    std::string text;
+    int64_t line, offset;
+    const char* byte;
+  };
+  const std::vector<Case> cases = {
+      {"ok\nbad \xff here\n", 2, 7, "0xff"},
+      {"\xEF\xBB\xBF"
+       "a\r\nb\rc\xC3(\n",
+       3, 9, "0xc3"},                                // BOM counted, "\r\n" and "\r"
+      {"caf\xC3\xA9\nend \xE2\x82", 2, 10, "0xe2"},  // cut short at the end of the file
+      {"\xED\xA0\x80\n", 1, 0, "0xed"},              // a surrogate
+  };
+  for (size_t t = 0; t < cases.size(); ++t) {
+    const Case& c = cases[t];
+    const std::string path = dir.write("u" + std::to_string(t) + ".txt", c.text);
+    const std::string want = "[text] " + path + ":" + std::to_string(c.line) +
+                             ": invalid UTF-8 at byte " + std::to_string(c.offset) + " (" + c.byte +
+                             "); datasets' text loader raises UnicodeDecodeError";
+    for (size_t chunk : {size_t{1}, size_t{3}, size_t{1} << 20}) {
+      const std::string msg = testing::error_of([&] { streamed_lines(path, true, chunk); });
+      EXPECT_EQ(msg.rfind(want, 0), 0u) << "case " << t << " chunk " << chunk << ": " << msg;
+    }
+    const std::string msg = testing::error_of([&] { read_text_lines(path, false); });
+    EXPECT_EQ(msg.rfind(want, 0), 0u) << "case " << t << ": " << msg;
+  }
+  const std::string good = dir.write("good.txt", "caf\xC3\xA9 \xF0\x9F\x98\x80\n");
+  EXPECT_EQ(read_text_lines(good, false), std::vector<std::string>{"caf\xC3\xA9 \xF0\x9F\x98\x80"});
 }
 
 TEST(TextLineStream, MissingFileNamesIt) {

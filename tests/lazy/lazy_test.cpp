@@ -1,7 +1,8 @@
 // Level-3 tests of the lazy device, asserted through the metrics counters
 // (as PyTorch/XLA's tests do): compile once and re-run, no recompile for new
 // scalar values, exactly one for a new shape with its cause, early syncs,
-// the on-disk cache, and memory that does not grow with the step count.
+// the on-disk cache, and memory that does not grow with the step count; at the
+// end, the on-disk graph cache's property test (random byte damage: never a hit).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,8 +10,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include <random>
+#include <string>
+#include "common/scoped_env.h"
+#include "common/temp_dir.h"
 #include "core/buffer.h"
 #include "core/settings.h"
+#include "ir/graph.h"
+#include "lazy/compile_cache.h"
 #include "lazy/dispatch.h"
 #include "lazy/lazy_test_util.h"
 
@@ -249,3 +256,81 @@ TEST(LazyChild, RunSteps) {
 
 }  // namespace
 }  // namespace loom
+
+// The on-disk graph cache never answers for a file it does not match
+// (lazy/compile_cache.h, format 4): random byte damage anywhere in a `<key>.ir`
+// file (header, checksum line or the IR text, a literal included) is a miss
+// with one warning line naming the file, never a hit (a property test over
+// seeded random cases: a failure prints the round and the byte); the
+// undamaged file hits, so the property is not vacuous.
+namespace loom::lazy::compile_cache_property_test {
+namespace {
+
+const char* const kGraphText =
+    "graph(%0: f32[2]) {\n"
+    "  %1 = full() shape=[2] fill_value=0.10000000000000001 : f32[2]\n"
+    "  %2 = add(%0, %1) : f32[2]\n"
+    "  return (%2)\n"
+    "}\n";
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(GraphDiskCache, RandomByteDamageIsNeverAHit) {
+  testing::TempDir dir;
+  testing::ScopedEnv cache("LOOM_CACHE_DIR", dir.path());
+  const ir::Graph g = ir::parse(kGraphText);
+  const Hash128 key{0x1234, 0x5678};
+  disk_cache_store(key, g);
+  const std::string path = disk_cache_path(key);
+  const std::string good = read_file_bytes(path);
+  ASSERT_NE(good.find("\nchecksum "), std::string::npos) << good;
+  ASSERT_TRUE(disk_cache_load(key, g.inputs).has_value()) << "the undamaged file must hit";
+  const size_t header = good.find("graph(");
+  std::mt19937 rng(4101);
+  int misses = 0;
+  for (int round = 0; round < 80; ++round) {
+    std::string bad = good;
+    // Every fourth round damages the header, the others anywhere.
+    const size_t at = round % 4 == 0 ? rng() % header : rng() % bad.size();
+    bad[at] = static_cast<char>(bad[at] ^ (1 + rng() % 255));
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
+    ::testing::internal::CaptureStderr();
+    const auto loaded = disk_cache_load(key, g.inputs);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    ASSERT_FALSE(loaded.has_value()) << "round " << round << ": byte " << at << " damaged, a hit";
+    ASSERT_EQ(log.rfind("[loom] warning: ignoring compile cache file " + path + ": ", 0), 0u)
+        << log;
+    ASSERT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+    ++misses;
+  }
+  EXPECT_EQ(misses, 80);
+  disk_cache_store(key, g);  // the rebuild writes the same file again
+  EXPECT_EQ(read_file_bytes(path), good);
+}
+
+TEST(GraphDiskCache, ADamagedLiteralIsNamedAsDamaged) {
+  testing::TempDir dir;
+  testing::ScopedEnv cache("LOOM_CACHE_DIR", dir.path());
+  const ir::Graph g = ir::parse(kGraphText);
+  const Hash128 key{1, 2};
+  disk_cache_store(key, g);
+  const std::string path = disk_cache_path(key);
+  std::string text = read_file_bytes(path);
+  // Still valid IR with the same inputs: only the checksum tells.
+  const size_t at = text.find("0.10000000000000001");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 3, "0.2");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(disk_cache_load(key, g.inputs).has_value());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find(path + ": its checksum does not match its contents (damaged)"),
+            std::string::npos)
+      << log;
+}
+
+}  // namespace
+}  // namespace loom::lazy::compile_cache_property_test

@@ -122,6 +122,34 @@ TEST(Config, BadInputThrowsNamingFileAndField) {
   EXPECT_THROW(GPT2Config::from_json_file("/nonexistent/config.json"), Error);
 }
 
+// Llama 3's config.json gives eos_token_id as a list, valid in transformers:
+// every id is kept (generation stops at any), the first is eos_token_id, and
+// the list is written back as it was.
+TEST(Config, EosTokenIdMayBeAList) {
+  json j = read_json(testing::model_fixture("llama/config.json"));
+  j["eos_token_id"] = {128001, 128008, 128009};
+  const LlamaConfig c = LlamaConfig::from_json_string(j.dump(), "llama3/config.json");
+  EXPECT_EQ(c.eos_token_id, 128001);
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{128001, 128008, 128009}));
+  EXPECT_EQ(json::parse(c.to_json_string())["eos_token_id"], j["eos_token_id"]);
+  j["eos_token_id"] = 7;
+  const LlamaConfig one = LlamaConfig::from_json_string(j.dump(), "one/config.json");
+  EXPECT_EQ(one.eos_token_id, 7);
+  EXPECT_TRUE(one.eos_token_ids.empty());
+  for (const json& bad : {json::array(), json{1, "x"}, json("2")}) {
+    j["eos_token_id"] = bad;
+    try {
+      LlamaConfig::from_json_string(j.dump(), "bad/config.json");
+      ADD_FAILURE() << bad.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[config] bad/config.json: field 'eos_token_id' must be "
+                                           "an integer, a list of integers or null"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Config, ValidateRejectsInconsistentSizes) {
   GPT2Config g;
   g.n_embd = 30;

@@ -188,7 +188,39 @@ TEST(Generation, RejectsBadArguments) {
   EXPECT_THROW(generate(*model, prompt(), c), Error);
   EXPECT_THROW(generate(*model, tensor_i64({1, 2}, {2}), greedy(3, true)), Error);
   EXPECT_THROW(model->new_static_cache(1, 65), Error);
-  EXPECT_EQ(generate(*model, prompt(), greedy(0, true)).sequences.shape(), (Shape{2, 5}));
+  // transformers' GenerationConfig.validate: "`max_new_tokens` must be greater than 0".
+  try {
+    generate(*model, prompt(), greedy(0, true));
+    ADD_FAILURE() << "max_new_tokens 0 generated";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "[generate] max_new_tokens must be greater than 0, got 0");
+  }
+}
+
+// config.json's eos_token_id may be a list (Llama 3: [128001, 128008, 128009]):
+// transformers stops a row at any of them and pads finished rows with the
+// first when there is no pad_token_id.
+TEST(Generation, StopsAtAnyIdOfAnEosList) {
+  auto model = tiny_gpt2(Device("cpu"));
+  const int64_t t = 5, n = 6;
+  std::vector<int64_t> ref =
+      generate(*model, prompt(), greedy(n, true)).sequences.to_vector<int64_t>();
+  GenerationConfig c = greedy(n, true);
+  c.eos_token_id = -7;  // never produced: only the list's second id stops
+  c.eos_token_ids = {-7, ref[t]};
+  std::vector<int64_t> got = generate(*model, prompt(), c).sequences.to_vector<int64_t>();
+  int64_t stop1 = n;  // steps row 1 runs
+  for (int64_t j = 0; j < n; ++j)
+    if (ref[(t + n) + t + j] == ref[t]) {
+      stop1 = j + 1;
+      break;
+    }
+  const int64_t width = t + stop1;
+  ASSERT_EQ(static_cast<int64_t>(got.size()), 2 * width);
+  for (int64_t j = 0; j < width; ++j) {
+    EXPECT_EQ(got[j], j <= t ? ref[j] : -7) << "row 0 position " << j;
+    EXPECT_EQ(got[width + j], ref[(t + n) + j]) << "row 1 position " << j;
+  }
 }
 
 TEST(LogitsWarpers, TopKKeepsTiesAtTheThreshold) {

@@ -78,6 +78,7 @@ TEST(LlamaModel, CachedLogitsEqualForwardLogits) {
 
 TEST(LlamaConfig, ReadsTransformersV5RopeParametersAndWritesThemBack) {
   LlamaConfig c = LlamaConfig::from_json_file(testing::model_fixture("llama") + "/config.json");
+
   EXPECT_EQ(c.kv_heads(), 2);
   EXPECT_EQ(c.head_size(), 8);
   EXPECT_EQ(c.rope_scaling.rope_type, "llama3");
@@ -258,6 +259,42 @@ TEST(ModelRegistry, FindsEveryClassByTaskAndName) {
   auto* causal = dynamic_cast<CausalLM*>(lm.get());
   ASSERT_NE(causal, nullptr);
   EXPECT_EQ(causal->vocab_size(), 50);
+}
+
+// config.json says tie_word_embeddings: true over a checkpoint with its own
+// lm_head.weight (the llama fixture, saved untied): transformers 5 finds both
+// weights with different values and does not tie them, with a warning
+// (tools/make_tied_config_fixture.py checks that rule and wrote the ids).
+// Before, loom tied them and loaded one checkpoint tensor into both.
+TEST(LlamaTiedConfig, BothWeightsInTheCheckpointAreNotTiedAsTransformers) {
+  testing::TempDir dir;
+  const std::string d = dir.sub("llama");
+  std::filesystem::copy(testing::model_fixture("llama"), d);
+  {
+    std::ifstream in(d + "/config.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string from = "\"tie_word_embeddings\": false";
+    ASSERT_NE(text.find(from), std::string::npos);
+    text.replace(text.find(from), from.size(), "\"tie_word_embeddings\": true");
+    std::ofstream(d + "/config.json", std::ios::trunc) << text;
+  }
+  ::testing::internal::CaptureStderr();
+  auto model = LlamaForCausalLM::from_pretrained(d, Device("cpu"));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("warning: config.json ties lm_head.weight to model.embed_tokens.weight "
+                     "(tie_word_embeddings), but the checkpoint holds both with different values: "
+                     "they are not tied"),
+            std::string::npos)
+      << log;
+  const nn::StateDict sd = model->state_dict();
+  EXPECT_NE(sd.find("lm_head.weight")->impl(), sd.find("model.embed_tokens.weight")->impl());
+  testing::Golden want = testing::load_golden(
+      std::string(LOOM_SOURCE_DIR) + "/tests/fixtures/models/llama_tied_config.safetensors");
+  testing::Golden g = testing::load_golden(testing::model_fixture("llama") + "/golden.safetensors");
+  GenerationConfig gc;
+  gc.max_new_tokens = 10;
+  GenerateOutput out = generate(*model, g.at("generate.prompt"), gc);
+  EXPECT_EQ(out.sequences.to_vector<int64_t>(), want.at("generate.greedy").to_vector<int64_t>());
 }
 
 }  // namespace

@@ -359,6 +359,19 @@ TEST(Pretrained, MalformedDirectoriesThrow) {
   json escape = index;
   escape["weight_map"]["transformer.wte.weight"] = "../model-00001-of-00003.safetensors";
   expect_error(sharded_copy("escape", escape), "not a file in the directory");
+  // A NUL (or another control character) would cut the name short when the
+  // file is opened: the real shard would load under a name that is not it.
+  for (const std::string& bad : {std::string("model-00001-of-00003.safetensors\0junk", 37),
+                                 std::string("model-00001-of-00003.safetensors\n"),
+                                 std::string("sub\\model-00001-of-00003.safetensors")}) {
+    json control = index;
+    control["weight_map"]["transformer.wte.weight"] = bad;
+    const std::string where = tmp / "control/model.safetensors.index.json";
+    expect_error(sharded_copy("control", control),
+                 where + ": weight_map entry 'transformer.wte.weight' names " + json(bad).dump() +
+                     ", not a file in the directory");
+    fs::remove_all(tmp / "control");
+  }
   json missing = index;
   missing["weight_map"]["transformer.wte.weight"] = "model-00009-of-00009.safetensors";
   expect_error(sharded_copy("missing", missing), "does not exist");

@@ -6,12 +6,16 @@
 // removed; resume_from_checkpoint "last" passes over incomplete newer checkpoints (warning) to the
 // newest complete one. Assumes a POSIX file system; the read-only directory case is skipped as root
 // (root ignores permissions).
+// A property test damages a saved checkpoint at random (a file deleted,
+// truncated, or two files swapped): resuming from it is a loom::Error naming a
+// damaged file, never a silent resume (a failure prints the round).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -289,6 +293,56 @@ TEST(TrainerCheckpointSafety, CheckpointProblemNamesWhatIsMissingOrDamaged) {
   ASSERT_TRUE(train::checkpoint_problem(c).has_value());
   EXPECT_NE(train::checkpoint_problem(c)->find("[from_pretrained]"), std::string::npos)
       << *train::checkpoint_problem(c);
+}
+
+// Issue 41, deliverable 4: the files resume reads, damaged at random.
+TEST(TrainerCheckpointSafety, RandomDamageOfACheckpointIsNeverASilentResume) {
+  testing::TempDir dir;
+  run(saving_args(dir.sub("run"), 2, 1));
+  const std::string good = dir.sub("run/checkpoint-2");
+  // Not config.json: transformers' resume does not need it either.
+  const std::vector<std::string> files = {"trainer_state.json", "scheduler.json", "rng_state.json",
+                                          "optimizer.safetensors", "model.safetensors"};
+  std::mt19937 rng(4110);
+  int refused = 0;
+  for (int round = 0; round < 24; ++round) {
+    const std::string ckpt = dir.sub("damaged-" + std::to_string(round));
+    fs::copy(good, ckpt, fs::copy_options::recursive);
+    const int kind = round % 3;  // 0 delete, 1 truncate, 2 swap
+    const std::string a = files[rng() % files.size()];
+    std::string b = files[rng() % files.size()];
+    while (b == a) b = files[rng() % files.size()];
+    std::string what = std::to_string(round) + ": ";
+    if (kind == 0) {
+      fs::remove(ckpt + "/" + a);
+      what += "deleted " + a;
+    } else if (kind == 1) {
+      const auto size = fs::file_size(ckpt + "/" + a);
+      const auto keep = rng() % (size - 1);  // at least the last two bytes go
+      fs::resize_file(ckpt + "/" + a, keep);
+      what += "truncated " + a + " to " + std::to_string(keep) + " bytes";
+    } else {
+      fs::rename(ckpt + "/" + a, ckpt + "/swap.tmp");
+      fs::rename(ckpt + "/" + b, ckpt + "/" + a);
+      fs::rename(ckpt + "/swap.tmp", ckpt + "/" + b);
+      what += "swapped " + a + " and " + b;
+    }
+    Trainer t(testing::tiny_gpt2(1), saving_args(dir.sub("out-" + std::to_string(round)), 4, 1),
+              testing::token_dataset(16));
+    testing::silence(t);
+    const std::string err = testing::error_of([&] { t.train(ckpt); });
+    ASSERT_NE(err, "(no error)") << "round " << what << ": resumed silently";
+    const bool names_it =
+        err.find(a) != std::string::npos || (kind == 2 && err.find(b) != std::string::npos);
+    EXPECT_TRUE(names_it) << "round " << what << ": " << err;
+    refused += 1;
+  }
+  EXPECT_EQ(refused, 24);
+  Trainer t(testing::tiny_gpt2(1), saving_args(dir.sub("out-good"), 3, 1),
+            testing::token_dataset(16));
+  testing::silence(t);
+  EXPECT_EQ(testing::error_of([&] { t.train(good); }), "(no error)")
+      << "the undamaged copy resumes";
 }
 
 }  // namespace

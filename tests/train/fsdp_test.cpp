@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "common/temp_dir.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
 #include "loom/ops.h"
 #include "loom/optim.h"
+#include "loom/training_args.h"
 #include "train/fsdp.h"
 
 namespace loom::train {
@@ -69,8 +71,43 @@ TEST(FsdpOptions, ConfigReadsTheLayerClassAndRefusesOtherKeys) {
             std::string::npos);
   EXPECT_NE(fsdp_error_of([] {
               parse_fsdp_config("{not json", "GPT2Block");
-            }).find("neither a JSON object nor a file"),
+            }).find("fsdp_config: '{not json' is not a valid JSON object"),
             std::string::npos);
+}
+
+// transformers parses fsdp_config in TrainingArguments.__post_init__ and
+// raises, with or without --fsdp: loom's validate() does too, before any data
+// or model is loaded; a file that is missing or holds no JSON object, and a
+// key loom does not read, are each named.
+TEST(FsdpOptions, ConfigIsCheckedByValidateAlsoWithoutFsdp) {
+  testing::TempDir dir;
+  auto error_of_config = [&](const std::string& value) {
+    TrainingArguments a;
+    a.output_dir = dir.sub("out");
+    a.fsdp_config = value;
+    return fsdp_error_of([&] { a.validate(); });
+  };
+  const std::string missing = dir.sub("missing.json");
+  EXPECT_NE(error_of_config(missing).find("fsdp_config: '" + missing +
+                                          "' is neither a JSON object nor a file holding one "
+                                          "(no such file)"),
+            std::string::npos)
+      << error_of_config(missing);
+  const std::string bad = dir.write("bad.json", "{\"transformer_layer_cls_to_wrap\": ");
+  EXPECT_NE(error_of_config(bad).find("fsdp_config: file " + bad + " does not hold a valid JSON"),
+            std::string::npos)
+      << error_of_config(bad);
+  const std::string offload = dir.write("offload.json", "{\"fsdp_offload_params\": true}");
+  EXPECT_NE(error_of_config(offload).find("key 'fsdp_offload_params' is not supported (loom does "
+                                          "not offload to the host"),
+            std::string::npos)
+      << error_of_config(offload);
+  EXPECT_NE(error_of_config(R"({"transformer_layer_cls_to_wrap": 3})")
+                .find("transformer_layer_cls_to_wrap must be a string or a list of strings"),
+            std::string::npos);
+  const std::string good =
+      dir.write("good.json", R"({"transformer_layer_cls_to_wrap": "GPT2Block"})");
+  EXPECT_EQ(error_of_config(good), "");
 }
 
 TEST(FsdpUnit, IsTheNameThroughTheLayerIndexOrTheModule) {

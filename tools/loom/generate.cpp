@@ -108,6 +108,7 @@ void run_generate(const GenerateArgs& a) {
           ? model_dir
           : resolve_model_dir(a.tokenizer_name, a.revision, "[loom generate] --tokenizer_name"));
   gc.eos_token_id = model->pretrained_config().eos_token_id;
+  gc.eos_token_ids = model->pretrained_config().eos_token_ids;
   gc.pad_token_id = model->pretrained_config().pad_token_id;
   manual_seed(static_cast<uint64_t>(a.seed));
   Tensor ids = prompt_ids(tok, a.prompt, model->pretrained_config().bos_token_id);

@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
   CLI::App app{"loom: train and fine-tune Transformer models with lazy tensors", "loom"};
   app.set_version_flag("--version", std::string("loom ") + LOOM_VERSION);
   app.require_subcommand(0, 1);
+  // A repeated flag keeps its last value on every subcommand, as train's flag
+  // table does (argparse's rule); subcommands copy these defaults.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   for (loom::cli::AddCommand add : kCommands) add(app);
 
   if (argc > 1) {

@@ -98,6 +98,11 @@ void add_plot_command(CLI::App& app) {
   cmd->callback([o, cmd] {
     check_unknown_flags(*cmd, "plot");
     if (o->dir.empty()) fail("[loom plot] OUTPUT_DIR is required: a `loom train` output_dir");
+    // The file is SVG text; the PNG (when a converter is installed) is
+    // written beside it with the extension .png.
+    if (!o->output.empty() && fs::path(o->output).extension() != ".svg")
+      fail("[loom plot] --output ", o->output,
+           ": must name an .svg file (the PNG is written beside it, as FILE.png)");
     for (const std::string& f : write_run_plots(o->dir, o->output, !o->no_png))
       std::cout << "wrote " << f << "\n";
   });

@@ -16,6 +16,55 @@ namespace {
 // every 0.x plugin since that has it).
 constexpr size_t kPjrtApiNeeded = PJRT_STRUCT_SIZE(PJRT_Api, PJRT_Buffer_ReadyEvent);
 
+// Every PJRT_Api entry loom calls unconditionally (the optional ones, such as
+// PJRT_Executable_GetCompiledMemoryStats, are checked where they are used):
+// a plugin whose table has a null one is refused at load, naming it, instead
+// of crashing at the first call.
+#define LOOM_PJRT_ENTRY(name)                                   \
+  {                                                             \
+#name, [](const PJRT_Api* a) { return a->name != nullptr; } \
+  }
+struct PjrtEntry {
+  const char* name;
+  bool (*present)(const PJRT_Api*);
+};
+constexpr PjrtEntry kPjrtEntries[] = {
+    LOOM_PJRT_ENTRY(PJRT_Error_Destroy),
+    LOOM_PJRT_ENTRY(PJRT_Error_Message),
+    LOOM_PJRT_ENTRY(PJRT_Plugin_Initialize),
+    LOOM_PJRT_ENTRY(PJRT_Event_Destroy),
+    LOOM_PJRT_ENTRY(PJRT_Event_Await),
+    LOOM_PJRT_ENTRY(PJRT_Client_Create),
+    LOOM_PJRT_ENTRY(PJRT_Client_Destroy),
+    LOOM_PJRT_ENTRY(PJRT_Client_PlatformName),
+    LOOM_PJRT_ENTRY(PJRT_Client_PlatformVersion),
+    LOOM_PJRT_ENTRY(PJRT_Client_AddressableDevices),
+    LOOM_PJRT_ENTRY(PJRT_Client_Compile),
+    LOOM_PJRT_ENTRY(PJRT_Client_BufferFromHostBuffer),
+    LOOM_PJRT_ENTRY(PJRT_Executable_Destroy),
+    LOOM_PJRT_ENTRY(PJRT_Executable_OutputElementTypes),
+    LOOM_PJRT_ENTRY(PJRT_Executable_OutputDimensions),
+    LOOM_PJRT_ENTRY(PJRT_Executable_Serialize),
+    LOOM_PJRT_ENTRY(PJRT_Executable_DeserializeAndLoad),
+    LOOM_PJRT_ENTRY(PJRT_LoadedExecutable_Destroy),
+    LOOM_PJRT_ENTRY(PJRT_LoadedExecutable_GetExecutable),
+    LOOM_PJRT_ENTRY(PJRT_LoadedExecutable_Execute),
+    LOOM_PJRT_ENTRY(PJRT_Buffer_Destroy),
+    LOOM_PJRT_ENTRY(PJRT_Buffer_IsDeleted),
+    LOOM_PJRT_ENTRY(PJRT_Buffer_ToHostBuffer),
+};
+#undef LOOM_PJRT_ENTRY
+
+// Throws loom::Error naming the plugin file and every null entry loom calls.
+void check_pjrt_entries(const PJRT_Api* api, const std::string& path) {
+  std::string missing;
+  for (const PjrtEntry& e : kPjrtEntries)
+    if (!e.present(api)) missing += (missing.empty() ? "" : ", ") + std::string(e.name);
+  LOOM_CHECK(missing.empty(), "[xla] plugin ", path,
+             ": its PJRT_Api table has null entries that loom calls: ", missing,
+             " (an incomplete or damaged plugin build)");
+}
+
 std::string pjrt_error_text(const PJRT_Api* api, PJRT_Error* error) {
   PJRT_Error_Message_Args m{};
   m.struct_size = PJRT_Error_Message_Args_STRUCT_SIZE;
@@ -51,6 +100,7 @@ std::shared_ptr<PjrtPlugin> PjrtPlugin::load(const std::string& path) {
   LOOM_CHECK(api->struct_size >= kPjrtApiNeeded, "[xla] plugin ", path, " has PJRT C API ",
              plugin->version(), ", older than the functions loom calls (built for ",
              header_version(), ")");
+  check_pjrt_entries(api, path);
 
   PJRT_Plugin_Initialize_Args init{};
   init.struct_size = PJRT_Plugin_Initialize_Args_STRUCT_SIZE;

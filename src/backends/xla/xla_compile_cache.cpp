@@ -21,54 +21,88 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// "" without LOOM_CACHE_DIR.
-std::string xla_cache_file(const PjrtClient& client, const std::string& mlir) {
+// Format 3: the file starts with a header naming its key and the checksum of
+// the serialized executable after it ("loom-xla-executable 3\nkey <hex>\n
+// checksum <hex>\n"), so a damaged file, or a valid one under another key's
+// name, is a miss with a warning instead of an executable that runs the wrong
+// program (or crashes the plugin). Format 2: the compile options (XNNPACK off on
+// the CPU plugin) and XLA_FLAGS joined the key.
+constexpr const char* kXlaCacheMagic = "loom-xla-executable 3";
+
+struct XlaCacheFile {
+  std::string path;  // "" without LOOM_CACHE_DIR
+  Hash128 key;
+};
+
+std::string xla_body_checksum(const std::string& bytes) {
+  return hash_string({0x786c61, 3}, bytes).hex();
+}
+
+XlaCacheFile xla_cache_file(const PjrtClient& client, const std::string& mlir) {
   const std::string& dir = settings::text(Setting::cache_dir);
-  if (dir.empty()) return "";
+  if (dir.empty()) return {};
   const std::string& plugin = client.plugin().path();
   std::error_code ec;
   uint64_t size = fs::file_size(plugin, ec);
   auto mtime = fs::last_write_time(plugin, ec).time_since_epoch().count();
-  // Format 2: the compile options (XNNPACK off on the CPU plugin) and XLA_FLAGS joined the key.
-  Hash128 h = hash_string({0x786c61, 2}, mlir);  // "xla", format 2
+  Hash128 h = hash_string({0x786c61, 3}, mlir);  // "xla", format 3
   h = hash_string(h, plugin);
   h = hash_combine(hash_combine(h, size), static_cast<uint64_t>(mtime));
   h = hash_string(hash_string(h, client.plugin().version()), client.platform_version());
   h = hash_string(h, client.compile_options());
-  const char* xla_flags = settings::environment("XLA_FLAGS");  // the plugin's compiler reads them too
+  const char* xla_flags =
+      settings::environment("XLA_FLAGS");  // the plugin's compiler reads them too
   h = hash_string(h, xla_flags ? xla_flags : "");
-  return (fs::path(dir) / "xla" / (h.hex() + ".pjrt")).string();
+  return {(fs::path(dir) / "xla" / (h.hex() + ".pjrt")).string(), h};
 }
 
-std::unique_ptr<PjrtExecutable> xla_cache_load(const PjrtClient& client, const std::string& path) {
+// The serialized executable of a cache file, after its header is checked.
+std::string xla_cache_body(const std::string& file, const Hash128& key) {
+  std::istringstream in(file);
+  std::string magic, key_line, checksum_line;
+  std::getline(in, magic);
+  std::getline(in, key_line);
+  std::getline(in, checksum_line);
+  LOOM_CHECK(in.good() && magic == kXlaCacheMagic, "bad header (another format or damaged)");
+  LOOM_CHECK(key_line == "key " + key.hex(), "written under another key (", key_line, "), not ",
+             key.hex());
+  std::string body = file.substr(static_cast<size_t>(in.tellg()));
+  LOOM_CHECK(checksum_line == "checksum " + xla_body_checksum(body),
+             "its checksum does not match its contents (damaged)");
+  return body;
+}
+
+std::unique_ptr<PjrtExecutable> xla_cache_load(const PjrtClient& client, const XlaCacheFile& f) {
   std::error_code ec;
-  if (path.empty() || !fs::exists(path, ec)) return nullptr;
+  if (f.path.empty() || !fs::exists(f.path, ec)) return nullptr;
   try {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(f.path, std::ios::binary);
     std::stringstream bytes;
     bytes << in.rdbuf();
     LOOM_CHECK(in.good() || in.eof(), "read failed");
-    return client.deserialize(bytes.str());
+    return client.deserialize(xla_cache_body(bytes.str(), f.key));
   } catch (const std::exception& e) {
-    std::cerr << "[loom] warning: ignoring xla executable cache file " << path << ": " << e.what()
+    std::cerr << "[loom] warning: ignoring xla executable cache file " << f.path << ": " << e.what()
               << "\n";
     return nullptr;
   }
 }
 
-void xla_cache_store(const PjrtExecutable& exe, const std::string& path) {
+void xla_cache_store(const PjrtExecutable& exe, const XlaCacheFile& f) {
   try {
-    fs::create_directories(fs::path(path).parent_path());
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    fs::create_directories(fs::path(f.path).parent_path());
+    std::string tmp = f.path + ".tmp." + std::to_string(::getpid());
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       std::string bytes = exe.serialize();
+      out << kXlaCacheMagic << "\nkey " << f.key.hex() << "\nchecksum " << xla_body_checksum(bytes)
+          << "\n";
       out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
       LOOM_CHECK(out.good(), "write failed");
     }
-    fs::rename(tmp, path);
+    fs::rename(tmp, f.path);
   } catch (const std::exception& e) {
-    std::cerr << "[loom] warning: cannot write xla executable cache file " << path << ": "
+    std::cerr << "[loom] warning: cannot write xla executable cache file " << f.path << ": "
               << e.what() << "\n";
   }
 }
@@ -77,19 +111,19 @@ void xla_cache_store(const PjrtExecutable& exe, const std::string& path) {
 
 std::unique_ptr<PjrtExecutable> compile_stablehlo(const PjrtClient& client,
                                                   const std::string& mlir) {
-  std::string path = xla_cache_file(client, mlir);
-  if (auto hit = xla_cache_load(client, path)) {
+  XlaCacheFile file = xla_cache_file(client, mlir);
+  if (auto hit = xla_cache_load(client, file)) {
     metrics::add_counter("XlaPersistentCacheHit");
     return hit;
   }
-  if (!path.empty()) metrics::add_counter("XlaPersistentCacheMiss");
+  if (!file.path.empty()) metrics::add_counter("XlaPersistentCacheMiss");
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<PjrtExecutable> exe = client.compile(mlir);
   metrics::add_time("XlaCompileTime", std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::steady_clock::now() - t0)
                                           .count());
   metrics::add_counter("XlaCompile");
-  if (!path.empty()) xla_cache_store(*exe, path);
+  if (!file.path.empty()) xla_cache_store(*exe, file);
   return exe;
 }
 

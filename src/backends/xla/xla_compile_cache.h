@@ -8,8 +8,10 @@
 // its platform version, since a serialized executable loads only into the
 // same plugin build, and the serialized compile options and XLA_FLAGS, which
 // change the code XLA generates (format 2: since XNNPACK is off on the CPU
-// plugin). A file that does not load is warned about and
-// replaced. Metrics: XlaCompile, XlaCompileTime (ns), XlaPersistentCacheHit,
+// plugin). Format 3: the file holds a header with its key and the checksum
+// of the serialized executable; a file whose header, key or checksum does not
+// match, or that does not load, is a miss, warned about (one line naming the
+// file) and replaced. Metrics: XlaCompile, XlaCompileTime (ns), XlaPersistentCacheHit,
 // XlaPersistentCacheMiss.
 #pragma once
 
