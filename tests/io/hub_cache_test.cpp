@@ -210,7 +210,7 @@ TEST(HubCache, ALinkToADeletedBlobIsNamedWithTheBlob) {
               "[hub] " + (snap / "model.safetensors").string() + " links to " +
                   (repo / "blobs" / "cccc").string() +
                   ", which does not exist (a deleted blob or an interrupted download); fetch it "
-                  "again with `huggingface-cli download org/tiny`");
+                  "again with `hf download org/tiny`");
   }
 }
 
