@@ -59,6 +59,11 @@ TEST_P(LazyTrainer, TrainAndEvalCompileABoundedNumberOfGraphs) {
 
 // TrainPeakRssBytes is the process's high-water mark (VmHWM) at the loop's
 // end: a second train() in the same process keeps the maximum (it was a sum).
+// VmHWM is not exactly monotonic: Linux (6.2+) folds the current RSS into it
+// from per-CPU counters read approximately (percpu_counter_read_positive), so
+// a later read can be a few hundred kB lower than an earlier one. The bound
+// allows that error (kVmHwmSlack), far below the second run's peak that a
+// sum would add (tens of MB for this model and process).
 TEST_P(LazyTrainer, TrainPeakRssIsAMaximumNotASum) {
   testing::TempDir d1, d2;
   metrics::reset();
@@ -79,7 +84,9 @@ TEST_P(LazyTrainer, TrainPeakRssIsAMaximumNotASum) {
     if (key == "VmHWM:") status >> hwm_kb;
   const int64_t peak = metrics::counter("TrainPeakRssBytes");
   EXPECT_GT(peak, 0);
-  EXPECT_LE(peak, hwm_kb * 1024) << "a sum of two runs' peaks exceeds the process's peak";
+  constexpr int64_t kVmHwmSlack = 4 << 20;
+  EXPECT_LE(peak, hwm_kb * 1024 + kVmHwmSlack)
+      << "a sum of two runs' peaks exceeds the process's peak";
 }
 
 TEST_P(LazyTrainer, FollowsTheEagerDevice) {
