@@ -53,4 +53,11 @@ void Backend::copy_to_host(const Buffer& src, void* host, size_t nbytes) const {
   metrics::add_counter("TransferFromDeviceBytes", static_cast<int64_t>(nbytes));
 }
 
+std::shared_ptr<Executable> Backend::deserialize(std::shared_ptr<const compiler::Program> p,
+                                                 const std::string& bytes) const {
+  if (bytes.empty()) return compile(std::move(p));
+  fail("[", name(), "] cannot load a serialized executable (", bytes.size(),
+       " bytes): this backend compiles from the program and serializes nothing");
+}
+
 }  // namespace loom::backends

@@ -92,6 +92,14 @@ class Backend {
   /// on this device, once; the Executable runs it every step. Throws
   /// loom::Error naming the op when `p` holds an op capabilities() lacks.
   virtual std::shared_ptr<Executable> compile(std::shared_ptr<const compiler::Program> p) const = 0;
+  /// Restores the executable of `p` from Executable::serialize()'s bytes,
+  /// written by this backend in a process of the same build, without
+  /// compiling. Empty `bytes` (what a backend that does not serialize
+  /// writes) compiles `p`. Throws loom::Error "[<backend>] cannot load a
+  /// serialized executable ..." for bytes this backend cannot restore (the
+  /// default: any non-empty bytes), or that were made for another program.
+  virtual std::shared_ptr<Executable> deserialize(std::shared_ptr<const compiler::Program> p,
+                                                  const std::string& bytes) const;
   /// Creates the backend's process-wide state (libraries' globals, caches)
   /// on the calling thread. The lazy device calls it the first time it sends
   /// a graph to this backend, then registers an exit-time drain of its

@@ -55,6 +55,16 @@ class Executable {
   /// memory plan's, or what the backend's own compiler planned.
   virtual MemoryReport memory_report() const = 0;
 
+  /// The compiled form as bytes, for a cache that outlives the process:
+  /// Backend::deserialize(program, bytes) on the same backend and build
+  /// restores an executable that runs as this one does, without compiling.
+  /// "" where compiling is cheaper than loading: the kernel backends build
+  /// their schedule and memory plan from the program in milliseconds (the
+  /// lazy device's graph cache keeps the program, lazy/compile_cache.h).
+  /// xla: the plugin's serialized executable of every stage
+  /// (PJRT_Executable_Serialize), framed (xla_executable.h).
+  virtual std::string serialize() const { return {}; }
+
  protected:
   const std::shared_ptr<const compiler::Program> program_;
 

@@ -81,6 +81,12 @@ std::shared_ptr<Executable> XlaBackend::compile(std::shared_ptr<const compiler::
   return std::make_shared<XlaExecutable>(*this, std::move(p));
 }
 
+std::shared_ptr<Executable> XlaBackend::deserialize(std::shared_ptr<const compiler::Program> p,
+                                                    const std::string& bytes) const {
+  if (bytes.empty()) return compile(std::move(p));
+  return std::make_shared<XlaExecutable>(*this, std::move(p), bytes);
+}
+
 }  // namespace loom::backends::xla
 
 namespace loom::backends {

@@ -32,6 +32,9 @@ class XlaBackend final : public Backend {
   void copy_to_host(const Buffer& src, void* host, size_t nbytes) const override;
   Stream& stream() const override { return stream_; }
   std::shared_ptr<Executable> compile(std::shared_ptr<const compiler::Program> p) const override;
+  /// XlaExecutable's loading constructor (serialize()'s bytes; "" compiles).
+  std::shared_ptr<Executable> deserialize(std::shared_ptr<const compiler::Program> p,
+                                          const std::string& bytes) const override;
   void warm_up() const override;
 
   XlaMemory& memory() const;

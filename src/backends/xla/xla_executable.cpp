@@ -72,13 +72,58 @@ std::unique_ptr<PjrtBuffer> xla_copy(const PjrtBuffer& src, int device) {
 // XlaBackend.Gpt2TrainingMatchesLazyCpuStepByStep checks it step by step.
 bool xla_donation_wanted() { return settings::flag(Setting::xla_donate); }
 
+// The stage executables in serialize()'s framing; throws naming what is wrong.
+std::vector<std::string> xla_unframe_stages(const std::string& bytes) {
+  auto bad = [](const std::string& why) {
+    fail("[xla] cannot load a serialized executable: ", why);
+  };
+  constexpr std::string_view kMagic = "loom-xla-stages 1\n";
+  if (bytes.compare(0, kMagic.size(), kMagic) != 0) bad("not loom-xla-stages 1 bytes");
+  size_t at = kMagic.size();
+  auto number = [&] {
+    size_t end = bytes.find('\n', at);
+    if (end == std::string::npos || end == at || end - at > 19) bad("a damaged length line");
+    std::string digits = bytes.substr(at, end - at);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) bad("a damaged length line");
+    at = end + 1;
+    return static_cast<size_t>(std::stoull(digits));
+  };
+  size_t n = number();
+  if (n > bytes.size()) bad("a stage count larger than the bytes");
+  std::vector<std::string> stages;
+  for (size_t k = 0; k < n; ++k) {
+    size_t len = number();
+    if (len > bytes.size() - at) bad("stage " + std::to_string(k) + " runs past the end");
+    stages.push_back(bytes.substr(at, len));
+    at += len;
+  }
+  if (at != bytes.size()) bad("trailing bytes after the last stage");
+  return stages;
+}
+
 }  // namespace
 
 XlaExecutable::XlaExecutable(const XlaBackend& backend,
                              std::shared_ptr<const compiler::Program> program)
     : Executable(backend, std::move(program)), xla_(backend) {
+  build_stages(nullptr);
+}
+
+XlaExecutable::XlaExecutable(const XlaBackend& backend,
+                             std::shared_ptr<const compiler::Program> program,
+                             const std::string& serialized)
+    : Executable(backend, std::move(program)), xla_(backend) {
+  std::vector<std::string> stages = xla_unframe_stages(serialized);
+  build_stages(&stages);
+}
+
+// Splits, lowers and compiles (or, with `serialized`, loads) every stage.
+void XlaExecutable::build_stages(const std::vector<std::string>* serialized) {
   const ir::Graph& g = this->program().graph;
   SplitGraph split = split_at_collectives(g);
+  LOOM_CHECK(!serialized || serialized->size() == split.stages.size(),
+             "[xla] cannot load a serialized executable: it has ", serialized->size(),
+             " stages, the program ", split.stages.size());
   std::vector<int> readers = xla_value_readers(g, split);
   before_ = std::move(split.before);
   const PjrtClient& client = xla_client();
@@ -91,7 +136,12 @@ XlaExecutable::XlaExecutable(const XlaBackend& backend,
       LowerOptions options;
       options.aliases = st.aliases;
       st.mlir = lower_to_stablehlo(st.split.graph, options);
-      st.exe = compile_stablehlo(client, st.mlir);
+      if (serialized) {
+        st.loaded_from = (*serialized)[stages_.size()];
+        st.exe = client.deserialize(st.loaded_from);
+      } else {
+        st.exe = compile_stablehlo(client, st.mlir);
+      }
       std::vector<ops::TensorType> want;
       for (int v : st.split.graph.outputs) want.push_back(st.split.graph.type_of(v));
       LOOM_CHECK(st.exe->output_types() == want, "[xla] the compiled stage returns ",
@@ -101,6 +151,18 @@ XlaExecutable::XlaExecutable(const XlaBackend& backend,
     stages_.push_back(std::move(st));
   }
   plan_releases();
+}
+
+std::string XlaExecutable::serialize() const {
+  std::string out = "loom-xla-stages 1\n" + std::to_string(stages_.size()) + "\n";
+  for (const Stage& st : stages_) {
+    std::string bytes = !st.loaded_from.empty() ? st.loaded_from
+                        : st.exe                ? st.exe->serialize()
+                                                : std::string();
+    out += std::to_string(bytes.size()) + "\n";
+    out += bytes;
+  }
+  return out;
 }
 
 void XlaExecutable::choose_aliases(Stage& st, const std::vector<int>& readers) const {

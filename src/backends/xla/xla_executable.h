@@ -43,6 +43,14 @@ class XlaExecutable final : public Executable {
   /// Lowers and compiles every stage; throws loom::Error "[xla] cannot
   /// lower <op> ..." or PJRT's compile diagnostic.
   XlaExecutable(const XlaBackend& backend, std::shared_ptr<const compiler::Program> program);
+  /// The same, with each stage loaded from `serialized` (serialize()'s
+  /// bytes for this program, written by this plugin build) instead of
+  /// compiled; the stages are still split and lowered (milliseconds), so
+  /// stage_mlir() holds. Throws loom::Error "[xla] cannot load a serialized
+  /// executable: ..." for bytes of another format, another stage count, or
+  /// stages that return other types than the program's.
+  XlaExecutable(const XlaBackend& backend, std::shared_ptr<const compiler::Program> program,
+                const std::string& serialized);
 
   /// Runs the stages (and the collectives between them) on the inputs'
   /// device; all inputs must be on one device. Waits for the results.
@@ -53,6 +61,10 @@ class XlaExecutable final : public Executable {
   /// outputs not aliased), temp_bytes, output_bytes, alias_bytes, and the
   /// stage and collective counts.
   MemoryReport memory_report() const override;
+  /// "loom-xla-stages 1\n<n>\n", then per stage "<bytes>\n" and the
+  /// plugin's serialized executable (PJRT_Executable_Serialize; 0 bytes for
+  /// an empty stage).
+  std::string serialize() const override;
 
   int num_stages() const { return static_cast<int>(stages_.size()); }
   /// The StableHLO text of stage `k` ("" for an empty stage).
@@ -67,7 +79,12 @@ class XlaExecutable final : public Executable {
     std::vector<bool> aliased;  // per stage input: donated to an output
     std::unique_ptr<PjrtExecutable> exe;
     std::string mlir;
+    // The bytes `exe` was loaded from ("" when compiled here): what
+    // serialize() gives again, since the CPU plugin's serialization of a
+    // loaded executable does not run ("Function ... not found").
+    std::string loaded_from;
   };
+  void build_stages(const std::vector<std::string>* serialized);
   void choose_aliases(Stage& st, const std::vector<int>& readers) const;
   void plan_releases();
   void run_stage(Stage& st, std::vector<BufferPtr>& vals, const std::vector<bool>& donatable,
