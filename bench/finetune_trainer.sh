@@ -33,7 +33,7 @@ OMP_NUM_THREADS=$THREADS "$LOOM" train --task text-classification \
   --text_column sentence --label_column label --max_seq_length 64 --pad_to_max_length true \
   --output_dir "$WORK/loom" --overwrite_output_dir true --device lazy \
   --per_device_train_batch_size 16 --per_device_eval_batch_size 50 \
-  --learning_rate 5e-5 --num_train_epochs 3 --max_steps "$MAX_STEPS" --warmup_ratio 0.1 \
+  --learning_rate 5e-5 --num_train_epochs 3 --max_steps "$MAX_STEPS" --warmup_steps 0.1 \
   --weight_decay 0.01 --logging_steps 25 --eval_strategy epoch --eval_on_start true \
   --do_eval true --save_strategy no --seed 42 --disable_tqdm "${bf16_flag[@]}" \
   >"$WORK/loom.log" 2>&1 || { cat "$WORK/loom.log" >&2; exit 1; }

@@ -55,7 +55,7 @@ int run(const std::string& model_dir, const std::string& data_dir, const std::st
   args.per_device_eval_batch_size = 50;  // 800 / 50: every eval batch has one shape
   args.learning_rate = 5e-5;
   args.num_train_epochs = epochs;  // 3: 600 optimizer steps
-  args.warmup_ratio = 0.1;
+  args.warmup_steps = 0.1;  // a ratio of all steps (transformers 5; warmup_ratio in 4)
   args.weight_decay = 0.01;
   args.save_strategy = "no";
   args.seed = 42;

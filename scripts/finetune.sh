@@ -50,7 +50,7 @@ finetune_cli() {
     --max_seq_length 64 --pad_to_max_length true \
     --output_dir "$out_dir" --overwrite_output_dir true --device lazy \
     --per_device_train_batch_size 16 --per_device_eval_batch_size 50 \
-    --learning_rate 5e-5 --num_train_epochs 3 --warmup_ratio 0.1 --weight_decay 0.01 \
+    --learning_rate 5e-5 --num_train_epochs 3 --warmup_steps 0.1 --weight_decay 0.01 \
     --logging_steps 25 --eval_strategy epoch --eval_on_start true --do_eval true \
     --save_strategy no --seed 42
 }

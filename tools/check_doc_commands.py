@@ -18,12 +18,23 @@ programs, which their CTests run on tiny inputs (tests/examples/examples.sh).
 
 Each command runs as written, with a few flags set so it finishes in seconds
 (a flag the command already has gets the smaller value): `train` gets
-`--max_steps 2 --max_train_samples 16 --max_eval_samples 8`, `evaluate`
-`--max_eval_samples 8`, `generate` `--max_new_tokens 4`. A command must exit 0.
+`--max_steps 2 --max_train_samples 16 --max_eval_samples 8` (and
+`--save_steps 1` where it gives `--save_steps`, so a later resume finds a
+checkpoint), `evaluate` `--max_eval_samples 8`, `generate`
+`--max_new_tokens 4`. A command must exit 0.
 
 A command that cannot run as written is marked in the doc itself: a shell
 comment on it containing "illustrative" (`cmd ...  # illustrative: ...`), or
 elided flags written as a bare `...` argument. Those are listed, not run.
+
+Shown output is compared. In a fence of any language, a line `$ loom ...`
+(or `$ build/loom ...`) is a command and the lines after it, up to the next
+`$ ` line or the fence's end, are what it prints (stdout and stderr). It runs
+as the others do, shrunk, and its output must hold the shown lines in order:
+a shown line equals an output line, or, where it contains `...`, its pieces
+appear in that line in order; a shown line that is only `...` skips any
+number of lines. Shown output starting `loom: error:` means the command must
+exit 1; otherwise 0.
 Exit status 1 when any command fails; the log of each is printed on failure.
 """
 import argparse
@@ -43,6 +54,9 @@ SHRINK = {
     "evaluate": ["--max_eval_samples", "8"],
     "generate": ["--max_new_tokens", "4"],
 }
+# Flags lowered only where a command gives them: with --max_steps 2, a
+# --save_steps 20 run would write no checkpoint for a later resume to find.
+SHRINK_IF_GIVEN = {"train": ["--save_steps", "1"]}
 
 
 def doc_files(args_files):
@@ -61,12 +75,32 @@ def is_loom_command(line):
     return words[0] == "mpirun" and any(w.endswith("loom") for w in words)
 
 
+def shown_commands(first_line, lines):
+    """(line number, command, comment, shown output lines) of the `$ loom ...` lines of a fence."""
+    out = []
+    for i, line in enumerate(lines):
+        if not line.startswith("$ ") or not is_loom_command(line[2:].strip()):
+            continue
+        shown = []
+        for later in lines[i + 1:]:
+            if later.startswith("$ "):
+                break
+            shown.append(later)
+        while shown and not shown[-1].strip():
+            shown.pop()
+        code, comment = split_comment(line[2:].strip())
+        out.append((first_line + i, code, comment, shown))
+    return out
+
+
 def commands_of(path):
-    """(line number, command text, comment) of each loom command in sh/bash fences."""
+    """(line number, command text, comment, shown output or None) of each loom command:
+    those of sh/bash fences (output not shown), and the `$ ` lines of other fences."""
     text = path.read_text()
     out = []
     for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
         if m.group(1) not in ("sh", "bash", "shell"):
+            out += shown_commands(text[: m.start(2)].count("\n") + 1, m.group(2).split("\n"))
             continue
         first_line = text[: m.start(2)].count("\n") + 1
         lines = m.group(2).split("\n")
@@ -82,8 +116,40 @@ def commands_of(path):
             if not is_loom_command(cmd):
                 continue
             code, comment = split_comment(cmd)
-            out.append((first_line + start, code, comment))
-    return out
+            out.append((first_line + start, code, comment, None))
+    return sorted(out, key=lambda c: c[0])
+
+
+def line_matches(shown, actual):
+    """A shown output line against a printed one: equal, or its `...`-separated pieces in order."""
+    if "..." not in shown:
+        return shown.rstrip() == actual.rstrip()
+    at = 0
+    for piece in shown.split("..."):
+        k = actual.find(piece, at)
+        if k < 0:
+            return False
+        at = k + len(piece)
+    return True
+
+
+def output_mismatch(shown, printed):
+    """None when `printed` (lines) holds `shown` in order (`...` lines skip any), else the first
+    shown line not found."""
+    lines = printed.splitlines()
+    k = 0
+    for i, want in enumerate(shown):
+        if want.strip() == "...":
+            continue
+        skipping = i > 0 and shown[i - 1].strip() == "..."
+        while k < len(lines) and not line_matches(want, lines[k]):
+            if not skipping and i > 0:
+                return want
+            k += 1
+        if k == len(lines):
+            return want
+        k += 1
+    return None
 
 
 def split_comment(cmd):
@@ -114,11 +180,12 @@ def shrunk(code):
         sub = ""
     head = words[:cut]
     flags = SHRINK.get(sub, [])
-    for flag, value in zip(flags[::2], flags[1::2]):
+    given = SHRINK_IF_GIVEN.get(sub, [])
+    for flag, value in list(zip(flags[::2], flags[1::2])) + list(zip(given[::2], given[1::2])):
         if flag in head and head.index(flag) + 1 < len(head):  # `loom generate` takes one value
             k = head.index(flag) + 1
             head[k] = str(min(int(head[k]), int(value))) if head[k].isdigit() else value
-        else:
+        elif flag not in given:
             head += [flag, value]
     return shlex.join(head) + ("" if cut == len(words) else " " + " ".join(words[cut:]))
 
@@ -186,7 +253,7 @@ def main():
     files = doc_files(a.files)
     found = [(f, *c) for f in files for c in commands_of(f)]
     if a.list:
-        for f, line, code, comment in found:
+        for f, line, code, comment, _ in found:
             mark = "illustrative" if illustrative(code, comment) else "run"
             print(f"{f.relative_to(ROOT)}:{line}: [{mark}] {code}")
         return 0
@@ -203,7 +270,7 @@ def main():
             box = base / "_".join(f.relative_to(ROOT).with_suffix("").parts)  # README, examples_README
             shutil.rmtree(box, ignore_errors=True)
             make_sandbox(box, loom)
-            for k, (_, line, code, comment) in enumerate(cmds):
+            for k, (_, line, code, comment, shown) in enumerate(cmds):
                 where = f"{f.relative_to(ROOT)}:{line}"
                 if illustrative(code, comment):
                     print(f"illustrative  {where}: {code}")
@@ -213,9 +280,15 @@ def main():
                 log = box / f"cmd{k}.log"
                 rc = run(cmd, box, log)
                 ran += 1
-                print(f"{'ok' if rc == 0 else 'FAILED':12}  {where}: {cmd}")
-                if rc != 0:
+                want_rc = 1 if shown and shown[0].startswith("loom: error:") else 0
+                wrong = f"exit {rc}, not {want_rc}" if rc != want_rc else None
+                if shown is not None and wrong is None:
+                    missing = output_mismatch(shown, log.read_text())
+                    wrong = None if missing is None else f"the shown line {missing!r} is not printed"
+                print(f"{'FAILED' if wrong else ('ok, output' if shown else 'ok'):12}  {where}: {cmd}")
+                if wrong:
                     failed += 1
+                    print(f"  {wrong}")
                     sys.stdout.write(log.read_text()[-4000:])
     finally:
         if not a.keep:

@@ -10,7 +10,7 @@
 //   auto model = std::make_shared<loom::GPT2LMHeadModel>(cfg);
 //   loom::Trainer trainer(model, args, train_ds, eval_ds,
 //                         {.data_collator = std::make_shared<loom::data::CausalLMCollator>(),
-//                          .tokenizer_dir = "assets/gpt2",
+//                          .tokenizer_dir = "assets/tokenizers/gpt2",
 //                          .compute_metrics = loom::perplexity_metrics});
 //   loom::TrainOutput out = trainer.train();          // or train("last") to resume
 //   loom::Logs m = trainer.evaluate();                // {"eval_loss", "eval_perplexity", ...}

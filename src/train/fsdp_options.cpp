@@ -4,6 +4,7 @@
 // transformers/training_args.py (the "fsdp_" prefix is stripped there too).
 #include "train/fsdp_options.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -69,7 +70,12 @@ const char* fsdp_mode_name(FsdpMode mode) {
 }
 
 FsdpMode parse_fsdp_mode(const std::string& value) {
-  std::istringstream words(value);
+  // HF's string form is space-separated ("full_shard auto_wrap"); its list
+  // form (["full_shard", "auto_wrap"] in a config file) reaches here joined
+  // by commas (TrainingArguments::from_json, the CLI's config files).
+  std::string spaced = value;
+  std::replace(spaced.begin(), spaced.end(), ',', ' ');
+  std::istringstream words(spaced);
   std::string w;
   FsdpMode mode = FsdpMode::off;
   int modes = 0;

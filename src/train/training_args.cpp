@@ -297,7 +297,8 @@ TrainingArguments TrainingArguments::from_json(const std::string& text, const st
       // transformers writes report_to as a list (["tensorboard"]): comma-joined.
       std::string joined;
       for (const auto& v : value) joined += (joined.empty() ? "" : ",") + v.get<std::string>();
-      args.set(key, joined.empty() ? "none" : joined);  // [] = no integration
+      // [] is "" (report_to: "none", no integration).
+      args.set(key, joined.empty() && key == "report_to" ? "none" : joined);
     } else {
       fail("[TrainingArguments] ", where, ": ", key, ": expected a number, bool, string or null");
     }

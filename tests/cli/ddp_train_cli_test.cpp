@@ -273,8 +273,8 @@ TEST_F(DdpTrainCli, ResumeMidEpochWithPaddingSkipsTheTrainedBatches) {
 }
 
 // Messages that are the same on every rank are printed once (rank 0): the
-// --bf16 precision decision and PEFT's fan_in_fan_out warning (GPT-2's
-// Conv1D targets), on 2 ranks of a LoRA run.
+// --bf16 precision decision, PEFT's fan_in_fan_out warning (GPT-2's Conv1D
+// targets) and the data line, on 2 ranks of a LoRA run.
 TEST_F(DdpTrainCli, MessagesTheSameOnEveryRankArePrintedOnce) {
   const std::string base = dir_.sub("lora_base");
   auto train = ddp_flags(corpus_, base, 8, 1);
@@ -314,6 +314,8 @@ TEST_F(DdpTrainCli, MessagesTheSameOnEveryRankArePrintedOnce) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(count_of(r.err, "[Trainer] precision: "), 1u) << r.err;
   EXPECT_EQ(count_of(r.err, "[lora] warning: fan_in_fan_out set to True"), 1u) << r.err;
+  // Issue 42 row 12: the data line (the training file's token cache) once.
+  EXPECT_EQ(count_of(r.out, "[data] "), 1u) << r.out;
 }
 
 TEST_F(DdpTrainCli, MismatchedFlagsOrModelOnOneRankStopAtStartUp) {

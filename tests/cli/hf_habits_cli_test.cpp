@@ -96,6 +96,32 @@ TEST_F(HfHabitsCli, HelpNamesTheModelsAndTheDefaults) {
   EXPECT_EQ(default_of("mlm_probability"), "0.15");
   EXPECT_EQ(default_of("label_smoothing_factor"), "0");
   EXPECT_EQ(default_of("num_train_epochs"), "3");
+  // Issue 42 row 4: where loom's defaults differ from transformers 5's, the help says so.
+  EXPECT_NE(train.out.find("--report_to all (transformers 5: none"), std::string::npos)
+      << train.out;
+}
+
+// Issue 42 row 4: transformers 4 names that transformers 5 removed are read,
+// each with one note saying what it is in transformers 5.
+TEST_F(HfHabitsCli, RetiredTransformers4NamesAreReadWithANote) {
+  std::vector<std::string> flags = tiny_train_flags(write_tiny_corpus(dir_, 40), dir_.sub("out"));
+  for (const char* f : {"--max_steps", "2", "--report_to", "none", "--eval_strategy", "no",
+                        "--warmup_ratio", "0.5", "--save_safetensors", "true"})
+    flags.push_back(f);
+  CliResult r = run_loom_cli(dir_, flags);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("loom: note: --warmup_ratio is a transformers 4 name, removed in "
+                       "transformers 5: transformers 5 takes a ratio as --warmup_steps"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("loom: note: --save_safetensors is a transformers 4 name"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("--logging_dir is a transformers 4 name"), std::string::npos) << r.err;
+  std::ifstream in(dir_.sub("out/training_args.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"warmup_ratio\": 0.5"), std::string::npos) << text.str();
 }
 
 TEST_F(HfHabitsCli, RefusedFlagsNameTheReason) {

@@ -61,6 +61,34 @@ TEST(InspectCli, CheckpointShowsTrainingState) {
             std::string::npos);
 }
 
+// Issue 42 row 9: a PEFT adapter (the gpt2_lora fixture, written by peft:
+// 12 tensors, 2,816 parameters, lora_alpha 16) lists its tensors and config,
+// also as a Trainer checkpoint of a LoRA run (no model.safetensors).
+TEST(InspectCli, AnAdapterAndALoraCheckpointListTheAdapterTensors) {
+  if (testing::loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built";
+  testing::TempDir dir;
+  const std::string ckpt = dir.sub("checkpoint-3");
+  std::filesystem::create_directory(ckpt);
+  for (const char* f : {"adapter_config.json", "adapter_model.safetensors"})
+    std::filesystem::copy_file(gpt2_fixture("gpt2_lora/") + f, ckpt + "/" + f);
+  std::filesystem::copy_file(dir.write("state.json", R"({"global_step": 3, "log_history": []})"),
+                             ckpt + "/trainer_state.json");
+  for (const std::string& path : {gpt2_fixture("gpt2_lora"), ckpt}) {
+    testing::CliResult r = testing::run_loom_cli(dir, {"inspect", path});
+    ASSERT_EQ(r.exit_code, 0) << path << ": " << r.err;
+    EXPECT_NE(r.out.find("adapter_model.safetensors (PEFT adapter, peft_type \"LORA\""),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("lora_alpha 16"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("base_model.model.transformer.h.0.attn.c_attn.lora_A.weight"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("tensors: 12\nparameters: 2816\n"), std::string::npos) << r.out;
+  }
+  testing::CliResult r = testing::run_loom_cli(dir, {"inspect", ckpt});
+  EXPECT_NE(r.out.find("global_step: 3\n"), std::string::npos) << r.out;
+}
+
 TEST(InspectCli, MissingOrCorruptIsOneErrorLine) {
   if (testing::loom_binary_path().empty()) GTEST_SKIP() << "the loom binary is not built";
   testing::TempDir dir;

@@ -79,7 +79,7 @@ TEST(TokenCacheCli, SecondRunIsACacheHitWithTheSameExamplesAndLosses) {
   flags.insert(flags.end(), {"--max_steps", "1", "--save_strategy", "no"});
   CliResult r = run_loom_cli(dir, flags);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("(stale: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(rebuilt: stale: "), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/flat_yaml.h"
 #include "io/json_parse.h"
 #include "loom/error.h"
 
@@ -39,8 +40,24 @@ std::string json_to_flag_text(const nlohmann::json& v, const std::string& key,
     s << v.get<double>();
     return s.str();
   }
-  fail("[config] ", path, ": ", key, ": expected a string, number, bool or null, got ",
-       v.type_name());
+  if (v.is_array()) {
+    // HF writes list fields as lists (report_to: ["tensorboard"], fsdp:
+    // ["full_shard", "auto_wrap"]): comma-joined, as TrainingArguments::from_json;
+    // [] is "" (report_to: "none", no integration).
+    std::string joined;
+    for (const nlohmann::json& item : v) {
+      LOOM_CHECK(!item.is_array() && !item.is_object(), "[config] ", path, ": ", key,
+                 ": expected a list of strings, numbers or bools");
+      joined += (joined.empty() ? "" : ",") + json_to_flag_text(item, key, path);
+    }
+    return joined.empty() && key == "report_to" ? "none" : joined;
+  }
+  fail("[config] ", path, ": ", key, ": expected a string, number, bool, null or a list of them, ",
+       "got ", v.type_name());
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 }  // namespace
@@ -83,6 +100,7 @@ void FlagSet::check_unknown(const CLI::App& app, const std::string& command) con
   std::vector<std::string> names;
   for (const FlagInfo& f : flags_) names.push_back(f.name);
   for (const std::string& arg : app.remaining()) {
+    if (arg == positional_config(app)) continue;
     if (arg.rfind("-", 0) == 0) {
       std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
       name = name.substr(0, name.find('='));
@@ -105,6 +123,16 @@ void fail_unknown_argument(const std::string& arg, const std::string& command,
   fail("[", command, "] unknown flag '", arg, "' (did you mean --", hint, "?)");
 }
 
+std::string FlagSet::positional_config(const CLI::App& app) const {
+  std::string found;
+  for (const std::string& arg : app.remaining())
+    if (arg.rfind("-", 0) != 0 && is_config_file(arg)) {
+      LOOM_CHECK(found.empty(), "[config] two config files: '", found, "' and '", arg, "'");
+      found = arg;
+    }
+  return found;
+}
+
 std::map<std::string, std::string> FlagSet::given() const {
   std::map<std::string, std::string> out;
   for (const FlagInfo& f : flags_) {
@@ -121,7 +149,14 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
   LOOM_CHECK(in.good(), "[config] ", path, ": cannot open file");
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json j = io::parse_json(text.str(), "[config] " + path);
+  nlohmann::json j;
+  if (is_config_file(path)) {
+    const bool yaml = !ends_with(path, ".json");
+    j = yaml ? nlohmann::json::parse(io::parse_flat_yaml(text.str(), "[config] " + path).dump())
+             : io::parse_json(text.str(), "[config] " + path);
+  } else {
+    fail("[config] ", path, ": expected a .json, .yaml or .yml file");
+  }
   LOOM_CHECK(j.is_object(), "[config] ", path, ": expected a JSON object of flag names to values");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : j.items()) {
@@ -137,6 +172,10 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
     out[key] = json_to_flag_text(value, key, path);
   }
   return out;
+}
+
+bool is_config_file(const std::string& path) {
+  return ends_with(path, ".json") || ends_with(path, ".yaml") || ends_with(path, ".yml");
 }
 
 std::optional<bool> parse_bool_text(std::string s) {

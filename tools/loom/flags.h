@@ -48,11 +48,20 @@ class FlagSet {
   /// flag gives "true").
   std::map<std::string, std::string> given() const;
 
-  /// Reads a JSON object of flag names to values (strings, numbers, bools,
-  /// null -> "none") from `path`. Throws loom::Error naming the file when it
-  /// cannot be read or is not a JSON object, when a value is an array or an
-  /// object, and for an unknown key (with a suggestion).
+  /// Reads a config file of flag names to values from `path`: a JSON object
+  /// (.json) or a flat YAML mapping (.yaml/.yml, io/flat_yaml.h), as
+  /// HfArgumentParser's parse_json_file / parse_yaml_file. Values: strings,
+  /// numbers, bools, null -> "none", lists of those -> comma-joined ([] ->
+  /// "none"). Throws loom::Error naming the file when it cannot be read or
+  /// parsed, has another extension, a value is an object or a nested list,
+  /// and for an unknown key (with a suggestion).
   std::map<std::string, std::string> read_config(const std::string& path) const;
+
+  /// The config file given as the command's one positional argument
+  /// (`loom train args.json`, as run_clm's `python run_clm.py args.json`):
+  /// a leftover word ending in .json, .yaml or .yml; "" when none. Throws
+  /// loom::Error for two of them.
+  std::string positional_config(const CLI::App& app) const;
 
   /// Makes `name` (a flag of another subcommand) an error here, with `why`
   /// ("[<command>] --<name>: <why>"), on the command line and in --config.
@@ -70,6 +79,9 @@ class FlagSet {
   // CLI11 writes each option's results here; std::map nodes are stable.
   std::map<std::string, std::vector<std::string>> results_;
 };
+
+/// True for a path ending in .json, .yaml or .yml (a config file's).
+bool is_config_file(const std::string& path);
 
 /// "true"/"1"/"yes"/"on" -> true, "false"/"0"/"no"/"off" -> false (any
 /// case, as HfArgumentParser's string_to_bool); nullopt for anything else.

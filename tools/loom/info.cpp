@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "core/settings.h"
+#include "flags.h"
 #include "loom/omp_env.h"
 #include "loom/xla_plugin.h"
 
@@ -112,8 +113,9 @@ void add_info_command(CLI::App& app) {
   static bool table = false;
   cmd->add_option("--xla_plugin", plugin,
                   "PJRT plugin .so for lazy:xla (default: PJRT_DEVICE's pip wheel)");
-  cmd->add_flag("--settings", table,
-                "Print the table of LOOM_* settings (docs/settings.md) and nothing else");
+  add_bool_flag(*cmd, "--settings", table,
+                "Print the table of LOOM_* settings (docs/settings.md) and nothing else",
+                "loom info");
   cmd->callback([] {
     if (table) {
       std::cout << settings::markdown_table();

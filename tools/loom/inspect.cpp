@@ -1,9 +1,10 @@
 // `loom inspect PATH`: what a weights file or a saved model holds, without
 // loading it into a model. PATH is a .safetensors file, a save_pretrained
 // directory (model.safetensors, or shards listed by
-// model.safetensors.index.json) or a Trainer checkpoint directory (the same,
-// plus trainer_state.json). Prints each tensor's name, dtype and shape, the
-// tensor count and the total parameter count (elements over all tensors:
+// model.safetensors.index.json), a PEFT adapter directory
+// (adapter_model.safetensors + adapter_config.json: a LoRA run's output) or
+// a Trainer checkpoint directory of either kind (plus trainer_state.json). Prints each tensor's
+// name, dtype and shape, the tensor count and the total parameter count (elements over all tensors:
 // tied weights are stored once); for a checkpoint also global_step, epoch,
 // best_metric, best_model_checkpoint and the last log_history entry. A
 // directory holding lazy_metrics.json (a `loom train` output_dir), or that
@@ -35,6 +36,9 @@ namespace loom::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// PEFT's adapter weights file (peft_model.cpp writes it).
+constexpr const char* kAdapterWeights = "adapter_model.safetensors";
 
 struct Row {
   std::string name, dtype, shape;
@@ -93,12 +97,40 @@ void print_metrics_report(const std::string& path) {
   std::cout << "lazy_metrics.json:\n" << metrics::format_report(text.str(), path);
 }
 
+// A PEFT adapter (adapter_config.json + adapter_model.safetensors, as a LoRA
+// run's output_dir and checkpoints hold them): its config's main fields,
+// then its tensors.
+void print_adapter(const fs::path& d) {
+  const std::string weights = (d / kAdapterWeights).string();
+  const std::string config_path = (d / "adapter_config.json").string();
+  std::cout << weights << " (PEFT adapter";
+  if (fs::exists(config_path)) {
+    std::ifstream in(config_path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    nlohmann::json c = io::parse_json(text.str(), "[inspect] " + config_path);
+    if (!c.is_object()) fail("[inspect] ", config_path, ": not a JSON object");
+    for (const char* key :
+         {"peft_type", "r", "lora_alpha", "target_modules", "base_model_name_or_path"})
+      if (c.contains(key)) std::cout << ", " << key << " " << c[key].dump();
+  }
+  std::cout << ")\n";
+  safetensors::File file = safetensors::File::open(weights);
+  std::vector<Row> rows;
+  for (const auto& info : file.tensors()) rows.push_back(row_of(info));
+  print_rows(rows);
+}
+
 void inspect_directory(const std::string& dir) {
   const fs::path d = dir;
   const std::string metrics_file = (d / "lazy_metrics.json").string();
   const bool has_weights =
       fs::exists(d / io::kWeightsFile) || fs::exists(d / io::kWeightsIndexFile);
-  if (has_weights || !fs::exists(metrics_file)) print_weights(dir);
+  const bool has_adapter = fs::exists(d / kAdapterWeights);
+  if (has_weights || (!has_adapter && !fs::exists(metrics_file))) print_weights(dir);
+  if (has_adapter) print_adapter(d);
+  if (fs::exists(d / "adapter" / kAdapterWeights))  // --merge_lora: the adapter beside the merge
+    std::cout << "adapter: " << (d / "adapter").string() << " (loom inspect it)\n";
   std::string state = (d / "trainer_state.json").string();
   if (fs::exists(state)) print_trainer_state(state);
   if (fs::exists(metrics_file)) print_metrics_report(metrics_file);

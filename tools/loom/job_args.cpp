@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <variant>
 
@@ -376,15 +377,47 @@ FlagSet make_job_flag_set(const std::string& command) {
   return flags;
 }
 
+void note_retired_names(const JobCommand& cmd) {
+  // transformers 5 removed these TrainingArguments fields (warmup_ratio and
+  // logging_dir in 5.15; overwrite_output_dir and save_safetensors in 5.0);
+  // loom keeps reading them, and says what each is in transformers 5.
+  static const std::pair<const char*, const char*> kRetired[] = {
+      {"warmup_ratio",
+       "transformers 5 takes a ratio as --warmup_steps (a value below 1 is a share of all "
+       "steps); loom reads --warmup_ratio R as --warmup_steps R when --warmup_steps is 0"},
+      {"logging_dir",
+       "transformers 5 sets TensorBoard's folder from the environment; loom writes its "
+       "event files to --logging_dir as before"},
+      {"overwrite_output_dir",
+       "transformers 5 never refuses an output_dir that holds checkpoints; loom does unless "
+       "--overwrite_output_dir (start over) or --resume_from_checkpoint is given"},
+      {"save_safetensors",
+       "transformers 5 always writes safetensors, and so does loom (only true is accepted)"},
+  };
+  for (const auto& [name, what] : kRetired)
+    if (cmd.given.count(name))
+      std::fprintf(stderr,
+                   "loom: note: --%s is a transformers 4 name, removed in transformers 5: %s\n",
+                   name, what);
+}
+
 JobCommand parse_job_command(const FlagSet& flags, const CLI::App& app,
                              const std::string& command) {
   flags.check_unknown(app, command);
   JobCommand cmd;
   cmd.training = cli_training_defaults();  // --device lazy
   cmd.given = flags.given();
-  if (auto it = cmd.given.find("config"); it != cmd.given.end()) {
-    // The file fills only what the command line left out.
-    for (auto& [k, v] : flags.read_config(it->second)) cmd.given.emplace(k, v);
+  // `loom train args.json` (run_clm's `python run_clm.py args.json`) or
+  // `--config args.yaml`: the file fills only what the command line left out.
+  const std::string positional = flags.positional_config(app);
+  auto config = cmd.given.find("config");
+  LOOM_CHECK(positional.empty() || config == cmd.given.end(), "[", command, "] two config files: '",
+             positional, "' and --config '", config == cmd.given.end() ? "" : config->second, "'");
+  const std::string config_path =
+      positional.empty() && config != cmd.given.end() ? config->second : positional;
+  if (!config_path.empty()) {
+    for (auto& [k, v] : flags.read_config(config_path)) cmd.given.emplace(k, v);
+    cmd.given.erase("config");
   }
   const std::vector<FlagInfo>& job = job_flags();
   for (const auto& [name, value] : cmd.given) {

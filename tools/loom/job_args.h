@@ -76,4 +76,9 @@ FlagSet make_job_flag_set(const std::string& command);
 /// TrainingArguments::validate() is not called here (the Trainer does it).
 JobCommand parse_job_command(const FlagSet& flags, const CLI::App& app, const std::string& command);
 
+/// Prints one "loom: note:" line on stderr per transformers 4 name given in
+/// `cmd` that transformers 5 removed (warmup_ratio, logging_dir,
+/// overwrite_output_dir, save_safetensors), saying what it is there.
+void note_retired_names(const JobCommand& cmd);
+
 }  // namespace loom::cli

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_style.h"
 #include "commands.h"
 #include "core/edit_distance.h"
 #include "loom/dist.h"
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
   // A repeated flag keeps its last value on every subcommand, as train's flag
   // table does (argparse's rule); subcommands copy these defaults.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.formatter(loom::cli::loom_help_formatter());  // one help layout (subcommands copy it)
   for (loom::cli::AddCommand add : kCommands) add(app);
 
   if (argc > 1) {
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A missing or unconvertible value, an excluded pair...: one line, as
     // every other user error (docs/cli.md).
-    std::cerr << "loom: error: " << e.what() << "\n";
+    std::cerr << "loom: error: " << loom::cli::parse_error_message(e) << "\n";
     return 1;
   } catch (const std::filesystem::filesystem_error& e) {
     // One write per line: under mpirun the ranks share stderr, and separate

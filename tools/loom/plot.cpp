@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "flags.h"
 #include "loom/error.h"
 #include "loom/training_curves.h"
 #include "unknown_flags.h"
@@ -93,7 +94,7 @@ void add_plot_command(CLI::App& app) {
   cmd->add_option("output_dir", o->dir, "A `loom train` output_dir (holds trainer_state.json)");
   cmd->add_option("--output", o->output,
                   "SVG file to write (default OUTPUT_DIR/training_curves.svg)");
-  cmd->add_flag("--no_png", o->no_png, "Do not convert the SVG to PNG");
+  add_bool_flag(*cmd, "--no_png", o->no_png, "Do not convert the SVG to PNG", "loom plot");
   cmd->allow_extras();
   cmd->callback([o, cmd] {
     check_unknown_flags(*cmd, "plot");

@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "flags.h"
 #include "io/json_parse.h"
 #include "loom/chat_template.h"
 #include "loom/error.h"
@@ -103,18 +104,19 @@ void add_tokenize_command(CLI::App& app) {
                   "required)");
   cmd->add_option("--input_file", args->input_file,
                   "One JSON string per line (- = stdin; required)");
-  cmd->add_option("--add_special_tokens", args->add_special_tokens,
-                  "Add the post-processor's special tokens (true|false)")
-      ->capture_default_str();
-  cmd->add_flag("--chat", args->chat,
+  add_bool_flag(*cmd, "--add_special_tokens", args->add_special_tokens,
+                "Add the post-processor's special tokens", "loom tokenize")
+      ->default_str(args->add_special_tokens ? "true" : "false");
+  add_bool_flag(*cmd, "--chat", args->chat,
                 "Lines are conversations ({\"messages\": [...], \"tools\": [...]}); prints "
-                "{\"text\", \"input_ids\", \"assistant_masks\"} per line");
+                "{\"text\", \"input_ids\", \"assistant_masks\"} per line",
+                "loom tokenize");
   cmd->add_option("--chat_template_path", args->chat_template_path,
                   "Jinja chat template file (default: the tokenizer folder's chat_template.jinja "
                   "or tokenizer_config.json's chat_template)");
-  cmd->add_option("--add_generation_prompt", args->add_generation_prompt,
-                  "With --chat: end with the assistant header (true|false)")
-      ->capture_default_str();
+  add_bool_flag(*cmd, "--add_generation_prompt", args->add_generation_prompt,
+                "With --chat: end with the assistant header", "loom tokenize")
+      ->default_str(args->add_generation_prompt ? "true" : "false");
   cmd->allow_extras();
   cmd->callback([args, cmd] {
     check_unknown_flags(*cmd, "tokenize");

@@ -3,7 +3,8 @@
 // a --config JSON file), builds the tokenizer, model and datasets
 // (job.h), trains with loom::Trainer, saves the model, and writes
 // transformers' results files (train_results.json, eval_results.json,
-// all_results.json, trainer_state.json) plus lazy_metrics.json to output_dir;
+// all_results.json, trainer_state.json) plus lazy_metrics.json and
+// run_args.json (the flags, to re-run it: `loom train out/run_args.json`) to output_dir;
 // with report_to tensorboard/all (the default) also training_curves.svg/.png
 // (plot.h), next to the event files the Trainer wrote in logging_dir.
 // Assumes main() turns a loom::Error into one "loom: error: ..." line.
@@ -16,6 +17,7 @@
 #include <optional>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "flags.h"
@@ -112,6 +114,33 @@ void write_text(const std::string& path, const std::string& text) {
   LOOM_CHECK(out.good(), "[loom train] ", path, ": cannot write file");
 }
 
+// A run shorter than logging_steps (and without evaluation) logs no loss:
+// nothing to plot, and nothing to warn about.
+bool has_logged_values(const TrainerState& state) {
+  for (const Logs& entry : state.log_history)
+    if (entry.count("loss") || entry.count("eval_loss")) return true;
+  return false;
+}
+
+// The results files of an earlier run in output_dir (a run that evaluated,
+// then one that does not, kept the first's eval_results.json): this run
+// writes its own at its end. Checkpoints are never touched here.
+void remove_earlier_results(const std::string& output_dir) {
+  std::error_code ec;
+  for (const char* f : {"train_results.json", "eval_results.json", "all_results.json"})
+    fs::remove(fs::path(output_dir) / f, ec);
+}
+
+// output_dir/run_args.json: every flag this run was given (command line and
+// config file), as a config file, so `loom train OUTPUT/run_args.json`
+// re-runs the job (training_args.json alone lacks the data and model flags).
+void write_run_args(const JobCommand& cmd, const std::string& output_dir) {
+  fs::create_directories(output_dir);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : cmd.given) j[name] = value;
+  write_text((fs::path(output_dir) / "run_args.json").string(), j.dump(2) + "\n");
+}
+
 // transformers' EarlyStoppingCallback checks (on_train_begin), made before
 // any data is read and naming the flags; without load_best_model_at_end it
 // warns, as transformers, that the last model (not the best) is saved.
@@ -179,6 +208,11 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
            ": add --resume_from_checkpoint last to continue, or --overwrite_output_dir to start "
            "over");
   }
+  if (zero) {
+    note_retired_names(cmd);
+    remove_earlier_results(args.output_dir);
+    write_run_args(cmd, args.output_dir);
+  }
   Job job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
   if (zero) warn_batch_larger_than_data(args, job.data.train->size());
   if (zero) print_plan(job, args);
@@ -221,11 +255,12 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
   }
   write_text((dir / "lazy_metrics.json").string(), metrics::report_json());
   if (args.reports_to("tensorboard")) {
-    // The model is saved by now: a run with nothing to plot (no logging
-    // step reached) warns instead of failing the whole job.
+    // The model is saved by now: a plot that fails warns instead of failing
+    // the whole job.
     try {
-      for (const std::string& f : write_run_plots(args.output_dir))
-        std::printf("wrote %s\n", f.c_str());
+      if (has_logged_values(trainer.state()))
+        for (const std::string& f : write_run_plots(args.output_dir))
+          std::printf("wrote %s\n", f.c_str());
     } catch (const Error& e) {
       std::fprintf(stderr, "loom: warning: training curves not written: %s\n", e.what());
     }
@@ -247,8 +282,11 @@ void add_train_command(CLI::App& app) {
       "Example:\n  loom train --model_type gpt2 --config_overrides n_layer=2,n_embd=64,n_head=2 "
       "\\\n"
       "    --tokenizer_name assets/tokenizers/gpt2 --train_file corpus.txt --block_size 64 \\\n"
-      "    --output_dir out --max_steps 100\nDefaults are those of transformers' "
-      "TrainingArguments, except --device (lazy). See docs/cli.md.");
+      "    --output_dir out --max_steps 100\nDefaults are those of transformers 5's "
+      "TrainingArguments, except --device lazy and --report_to all (transformers 5: none, so "
+      "loom writes TensorBoard files and training_curves.svg unless --report_to none). "
+      "--warmup_ratio, --logging_dir, --overwrite_output_dir and --save_safetensors are "
+      "transformers 4 names that loom still reads. See docs/cli.md.");
   cmd->callback([flags, cmd] { run_train(*flags, *cmd); });
 }
 

@@ -230,17 +230,21 @@ std::shared_ptr<const data::Dataset> streamed_lm_blocks(
       .path = path, .keep_linebreaks = keep_breaks, .skip_percent = pct, .head_only = head};
   data::TokenCacheReport r;
   auto file = data::tokenize_to_cache(src, encode, key, {}, &r);
-  if (r.hit) {
+  if (dist::rank() != 0) {
+    // Data parallel: every rank tokenizes (or reads the cache); rank 0 says so.
+  } else if (r.hit) {
     std::printf("[data] %s: token cache hit %s (%lld lines, %lld tokens, %.2f s)\n", what.c_str(),
                 r.cache_path.c_str(), static_cast<long long>(r.lines),
                 static_cast<long long>(r.tokens), r.seconds);
   } else {
+    // "missing": the first run for this file and tokenizer, nothing to say.
+    const std::string why = r.rebuilt == "missing" ? "" : " (rebuilt: " + r.rebuilt + ")";
     std::printf(
         "[data] %s: tokenized %lld lines (%.1f MB) into %lld tokens in %.1f s (%.1f MB/s), "
-        "cached in %s (%s)\n",
+        "cached in %s%s\n",
         what.c_str(), static_cast<long long>(r.lines), r.text_bytes / 1e6,
         static_cast<long long>(r.tokens), r.seconds, r.text_bytes / 1e6 / std::max(r.seconds, 1e-9),
-        r.cache_path.c_str(), r.rebuilt.c_str());
+        r.cache_path.c_str(), why.c_str());
   }
   std::fflush(stdout);
   if (head && r.lines == 0) return nullptr;
