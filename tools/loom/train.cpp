@@ -208,15 +208,15 @@ void run_train(const FlagSet& flags, const CLI::App& app) {
            ": add --resume_from_checkpoint last to continue, or --overwrite_output_dir to start "
            "over");
   }
-  if (zero) {
-    note_retired_names(cmd);
-    remove_earlier_results(args.output_dir);
-    write_run_args(cmd, args.output_dir);
-  }
+  if (zero) note_retired_names(cmd);
   Job job = prepare_job(cmd, args, /*want_train=*/true, /*want_eval=*/args.do_eval);
   if (zero) warn_batch_larger_than_data(args, job.data.train->size());
   if (zero) print_plan(job, args);
   check_job_memory(job, args);
+  if (zero) {  // the job is sound: output_dir gets its files from here on
+    remove_earlier_results(args.output_dir);
+    write_run_args(cmd, args.output_dir);
+  }
   Trainer trainer(job.model, args, job.data.train, job.data.eval, job.options);
   if (cmd.job.early_stopping_patience)
     trainer.add_callback(std::make_shared<EarlyStoppingCallback>(*cmd.job.early_stopping_patience,
