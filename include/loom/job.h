@@ -139,9 +139,12 @@ struct SftArguments {
   std::string dataset_text_field = "text";  ///< the text key of language-modeling rows
   std::string eos_token;           ///< appended to non-conversational text; empty: the tokenizer's
   std::string chat_template_path;  ///< a .jinja file replacing the tokenizer's template
-  /// Not implemented yet: only false / "bfd" / false are accepted (an error otherwise).
+  /// Pack the examples into rows of max_length tokens (needs max_length):
+  /// "bfd" (TRL's best-fit decreasing, padding-free: position ids restart per
+  /// sequence, no attention across sequences) or "wrapped" (docs/sft.md).
   bool packing = false;
   std::string packing_strategy = "bfd";
+  /// Each batch's examples in one row, position ids restarting per example.
   bool padding_free = false;
 };
 
@@ -244,7 +247,7 @@ JobData load_job_data(const JobArguments& job, const ModelPlan& plan, const Toke
 /// dropped. The chat template comes from chat_template_path or the tokenizer
 /// folder (tokenizer_name, else model_name_or_path). Throws loom::Error
 /// "[sft] <file>:<line>: ..." for a row without a known schema, mixed
-/// schemas, an unknown role, a template error, and for packing / padding_free.
+/// schemas, an unknown role, a template error, and --packing without max_length.
 JobData load_sft_data(const JobArguments& job, const ModelPlan& plan, const Tokenizer& tokenizer,
                       bool want_train, bool want_eval);
 

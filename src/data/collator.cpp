@@ -249,7 +249,10 @@ PaddingMaskCollator::PaddingMaskCollator(std::shared_ptr<const Collator> inner)
 Batch PaddingMaskCollator::collate(const std::vector<Example>& examples,
                                    const CollateContext& context) const {
   Batch batch = inner_->collate(examples, context);
-  mask_padding_labels(batch, context.padding);
+  // A padding-free batch flattened into one row (data/sft/sft_packing.h)
+  // masked its repeats' labels itself.
+  const bool flattened = batch.contains("position_ids") && batch.size() == 1 && examples.size() > 1;
+  if (!flattened) mask_padding_labels(batch, context.padding);
   return batch;
 }
 

@@ -167,8 +167,8 @@ TEST_F(SftCli, LossesEqualTrlSftTrainerForTwelveSteps) {
 
 TEST_F(SftCli, BadInputIsOneErrorLine) {
   auto f = flags(dir_.sub("out"));
-  f.insert(f.end(), {"--packing", "true"});
-  expect_one_error_line(run_loom_cli(dir_, f), "packing is not implemented yet");
+  f.insert(f.end(), {"--packing", "true", "--max_length", "none"});
+  expect_one_error_line(run_loom_cli(dir_, f), "--packing true needs --max_length N");
   const std::string bad = dir_.write(
       "bad.jsonl",
       R"({"messages": [{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}]})");

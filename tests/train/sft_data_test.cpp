@@ -200,15 +200,15 @@ TEST_F(SftBadInput, AssistantOnlyLossNeedsGenerationMarkersAndAnAssistantTurn) {
   EXPECT_EQ(ex[0].labels[ex[0].labels.size() - 2], *tok_->token_to_id("<|im_end|>"));
 }
 
-TEST_F(SftBadInput, PackingPaddingFreeAndParquetAreNotImplementedYet) {
+TEST_F(SftBadInput, PackingWithoutMaxLengthAndParquetAreErrors) {
   JobArguments job;
   job.packing = true;
-  EXPECT_NE(
-      error_for("{\"text\": \"a\"}\n", job).find("--packing true: packing is not implemented yet"),
-      std::string::npos);
-  job.packing = false;
-  job.padding_free = true;
-  EXPECT_NE(error_for("{\"text\": \"a\"}\n", job).find("--padding_free true"), std::string::npos);
+  job.max_length = std::nullopt;
+  EXPECT_NE(error_for("{\"text\": \"a\"}\n", job).find("--packing true needs --max_length N"),
+            std::string::npos);
+  job.packing_strategy = "best";
+  EXPECT_NE(error_for("{\"text\": \"a\"}\n", job).find("--packing_strategy: expected bfd"),
+            std::string::npos);
   JobArguments pq;
   pq.task = kTaskSft;
   pq.tokenizer_name = tok_dir_;

@@ -106,11 +106,14 @@ const std::vector<JobField>& job_table() {
        &JobArgs::eos_token},
       {{"chat_template_path", "string", "sft: a .jinja chat template replacing the tokenizer's."},
        &JobArgs::chat_template_path},
-      {{"packing", "bool", "sft: pack rows into max_length blocks (not implemented yet)."},
+      {{"packing", "bool",
+        "sft: pack the examples into rows of max_length tokens (padding-free with bfd)."},
        &JobArgs::packing},
-      {{"packing_strategy", "string", "sft: bfd or wrapped (packing is not implemented yet)."},
+      {{"packing_strategy", "string",
+        "sft: bfd (TRL's best-fit decreasing, no cross-sequence attention) or wrapped."},
        &JobArgs::packing_strategy},
-      {{"padding_free", "bool", "sft: batches without padding (not implemented yet)."},
+      {{"padding_free", "bool",
+        "sft: each batch's sequences in one row, position ids restarting per sequence."},
        &JobArgs::padding_free},
       {{"use_lora", "bool", "Train LoRA adapters on the frozen model (PEFT's format)."},
        &JobArgs::use_lora},
@@ -148,14 +151,6 @@ void check_allowed(const std::string& name, const JobArgs& job) {
     LOOM_CHECK(t.empty() || t == "causal-lm" || t == "masked-lm" || t == "text-classification" ||
                    t == kTaskSft,
                "--task: expected causal-lm, masked-lm, text-classification or sft, got '", t, "'");
-  } else if (name == "packing") {
-    LOOM_CHECK(!job.packing,
-               "--packing true: packing is not implemented yet in loom (train "
-               "unpacked: --packing false, the default)");
-  } else if (name == "padding_free") {
-    LOOM_CHECK(!job.padding_free,
-               "--padding_free true: padding-free batches (packing) are not "
-               "implemented yet in loom (--padding_free false, the default)");
   } else if (name == "model_type") {
     bool known = job.model_type.empty();
     for (const ModelTypeEntry& e : model_types()) known = known || e.model_type == job.model_type;

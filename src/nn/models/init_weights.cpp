@@ -43,6 +43,15 @@ Tensor key_padding_mask(const Tensor& mask, int64_t batch, int64_t seq, const ch
   return reshape(ne(mask, 0.0), {batch, 1, 1, seq});
 }
 
+Tensor packed_sequence_mask(const Tensor& position_ids, int64_t seq) {
+  if (!position_ids.defined()) return Tensor();
+  const Tensor pos = cast(position_ids, DType::i64);
+  const Tensor i = reshape(arange(seq, DType::i64, pos.device()), {1, seq, 1});
+  const Tensor j = reshape(arange(seq, DType::i64, pos.device()), {1, 1, seq});
+  const Tensor start = i - reshape(pos, {pos.size(0), seq, 1});  // [B,T,1]
+  return reshape(ge(j, start), {pos.size(0), 1, seq, seq});
+}
+
 void check_input_ids(const Tensor& ids, const char* model) {
   LOOM_CHECK(ids.defined(), "[", model, "] input_ids are required");
   LOOM_CHECK(ids.dim() == 2, "[", model, "] input_ids must be [B, T], got ",

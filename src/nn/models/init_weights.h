@@ -27,6 +27,15 @@ void init_standard_weights(nn::Module& root, double std, const Select& select,
 /// attention_mask ..." when its shape is not [B,T].
 Tensor key_padding_mask(const Tensor& mask, int64_t batch, int64_t seq, const char* model);
 
+/// Packed sequences (padding-free batches, docs/sft.md): position_ids [B,T]
+/// or [1,T] that restart at 0 at every sequence -> bool mask [B,1,T,T], true
+/// where query i may see key j: j >= i - position_ids[i], the start of i's
+/// sequence (with the causal mask, only its own sequence). For 0-based
+/// per-sequence positions this is transformers' find_packed_sequence_indices
+/// (masking_utils.py: a boundary wherever a position is not the previous + 1);
+/// positions 0, 1, 2, ... give an all-true mask. Undefined when position_ids is.
+Tensor packed_sequence_mask(const Tensor& position_ids, int64_t seq);
+
 /// Checks input_ids is a defined [B,T] integer tensor; throws loom::Error "[<model>] ...".
 void check_input_ids(const Tensor& ids, const char* model);
 /// Checks an optional [B,T] id tensor (token types, positions may be [1,T]).

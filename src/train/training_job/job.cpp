@@ -2,8 +2,10 @@
 // compute_metrics of a job, as run_clm / run_mlm / run_glue set them up.
 // Assumes job_model.cpp (plan_model, build_model), job_data.cpp
 // (load_job_data) and job_lora.cpp (apply_lora).
+#include <algorithm>
 #include <filesystem>
 
+#include "data/sft/sft_packing.h"
 #include "loom/collator.h"
 #include "loom/error.h"
 #include "loom/hub.h"
@@ -40,10 +42,23 @@ JobArguments with_hub_dirs(JobArguments job) {
 // bucket that holds the longest example, so a lazy device compiles at most one
 // graph per bucket: powers of two from 16 up to max_length (and max_length
 // itself), or --pad_to_multiple_of's multiples when given.
+// --packing bfd (padding-free, as TRL turns on for it): one packed row per
+// example, every row max_length tokens, so an epoch is one graph.
+// --padding_free (or wrapped packing with it): each batch's sequences in one
+// row, padded to a bucket of max_length x batch size.
 std::shared_ptr<const data::Collator> sft_collator(const JobArguments& job, const ModelPlan& plan,
-                                                   const Tokenizer& tok) {
+                                                   const Tokenizer& tok, int64_t batch_size) {
   data::PadOptions pad;
   pad.pad_id = tok.pad_token_id().value_or(tok.eos_token_id().value_or(0));
+  const int64_t max_length = job.max_length.value_or(plan.max_positions);
+  if (job.packing && job.packing_strategy == "bfd")
+    return std::make_shared<data::PaddingFreeCollator>(
+        data::PaddingFreeOptions{.pad_id = pad.pad_id, .flatten = false, .buckets = {max_length}});
+  if (job.padding_free)
+    return std::make_shared<data::PaddingFreeCollator>(data::PaddingFreeOptions{
+        .pad_id = pad.pad_id,
+        .flatten = true,
+        .buckets = sft_length_buckets(max_length * std::max<int64_t>(batch_size, 1))});
   if (job.pad_to_multiple_of > 0) {
     pad.pad_to_multiple_of = job.pad_to_multiple_of;
     return std::make_shared<data::PaddingCollator>(pad);
@@ -54,12 +69,13 @@ std::shared_ptr<const data::Collator> sft_collator(const JobArguments& job, cons
 }
 
 std::shared_ptr<const data::Collator> make_collator(const JobArguments& job, const ModelPlan& plan,
-                                                    const Tokenizer& tok, uint64_t seed) {
+                                                    const Tokenizer& tok, uint64_t seed,
+                                                    int64_t batch_size) {
   data::PadOptions pad;
   pad.pad_to_multiple_of = job.pad_to_multiple_of;
   pad.pad_id = tok.pad_token_id().value_or(tok.eos_token_id().value_or(0));
   if (plan.task == kTaskCausalLM) return std::make_shared<data::CausalLMCollator>(pad);
-  if (plan.task == kTaskSft) return sft_collator(job, plan, tok);
+  if (plan.task == kTaskSft) return sft_collator(job, plan, tok, batch_size);
   if (plan.task == kTaskMaskedLM) {
     auto mask = tok.mask_token_id();
     LOOM_CHECK(mask.has_value(), "[tokenizer] masked-lm needs a tokenizer with a mask token");
@@ -101,7 +117,9 @@ Job build_job(const JobArguments& given_job, TrainingArguments& training,
       named.pretrained_dir = given_job.model_name_or_path;
     p.model = apply_lora(job, options.given, named, p.model);
   }
-  p.options.data_collator = make_collator(job, p.plan, tok, training.sampler_seed());
+  p.options.data_collator = make_collator(
+      job, p.plan, tok, training.sampler_seed(),
+      std::max(training.per_device_train_batch_size, training.per_device_eval_batch_size));
   p.options.tokenizer_dir = p.tokenizer_dir;
   if (p.plan.task == kTaskTextClassification) {
     p.options.compute_metrics = classification_metrics;

@@ -4,13 +4,16 @@
 // the chat template when the rows are conversational, and hands the rows to
 // data::sft_examples (src/data/sft/), which tokenizes them as TRL's
 // SFTTrainer. Prints one line per split: rows, schema, truncated, dropped.
-// Assumes plan.max_positions bounds every example (no packing yet).
+// With --packing the examples are then packed (data/sft/sft_packing.h).
+// Assumes plan.max_positions bounds every example.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 
 #include "data/sft/sft_examples.h"
+#include "data/sft/sft_packing.h"
 #include "io/json_parse.h"
 #include "io/text_files.h"
 #include "loom/dist.h"
@@ -35,14 +38,10 @@ struct SftSource {
 };
 
 void check_sft_arguments(const JobArguments& job) {
-  LOOM_CHECK(!job.packing,
-             "[sft] --packing true: packing is not implemented yet in loom "
-             "(train unpacked: --packing false, the default)");
-  LOOM_CHECK(!job.padding_free,
-             "[sft] --padding_free true: padding-free batches are not "
-             "implemented yet in loom (use --padding_free false, the default)");
   LOOM_CHECK(job.packing_strategy == "bfd" || job.packing_strategy == "wrapped",
              "[sft] --packing_strategy: expected bfd or wrapped, got '", job.packing_strategy, "'");
+  LOOM_CHECK(!job.packing || job.max_length, "[sft] --packing true needs --max_length N (the ",
+             "packed rows' length), got --max_length none");
   LOOM_CHECK(!job.max_length || *job.max_length > 0,
              "[sft] --max_length: expected a positive "
              "integer or none, got ",
@@ -148,6 +147,26 @@ std::shared_ptr<data::InMemoryDataset> split_examples(
   return std::make_shared<data::InMemoryDataset>(std::move(ex.examples));
 }
 
+// --packing: the examples packed into rows of max_length tokens (TRL packs
+// the train and eval splits alike), with one line saying how full they are.
+void pack_split(std::shared_ptr<data::InMemoryDataset>& ds, const JobArguments& job,
+                const std::string& what) {
+  if (!ds || !job.packing) return;
+  const auto& ex = ds->examples();
+  const int64_t len = *job.max_length;
+  std::vector<data::Example> rows =
+      job.packing_strategy == "bfd" ? data::pack_bfd(ex, len) : data::pack_wrapped(ex, len);
+  int64_t tokens = 0;
+  for (const auto& r : rows) tokens += static_cast<int64_t>(r.input_ids.size());
+  if (dist::rank() == 0)
+    std::printf("[sft] %s: %zu sequences packed (%s) into %zu rows of %lld tokens, %.1f%% full\n",
+                what.c_str(), ex.size(), job.packing_strategy.c_str(), rows.size(),
+                static_cast<long long>(len),
+                100.0 * static_cast<double>(tokens) /
+                    static_cast<double>(std::max<size_t>(rows.size(), 1) * len));
+  ds = std::make_shared<data::InMemoryDataset>(std::move(rows));
+}
+
 void keep_first(std::shared_ptr<data::InMemoryDataset>& ds, const std::optional<int64_t>& n) {
   if (!ds || !n || *n >= ds->size()) return;
   const auto& ex = ds->examples();
@@ -202,6 +221,8 @@ JobData load_sft_data(const JobArguments& job, const ModelPlan& plan, const Toke
                         split ? "the validation split of " + train.what() : eval.what());
   keep_first(tr, job.max_train_samples);
   keep_first(ev, job.max_eval_samples);
+  pack_split(tr, job, train.what());
+  pack_split(ev, job, split ? "the validation split of " + train.what() : eval.what());
   out.train = tr;
   out.eval = ev;
   return out;

@@ -146,7 +146,11 @@ ModelOutput GPT2Model::forward(const ModelInputs& in) {
   if (in.token_type_ids.defined()) h = h + wte_->forward(in.token_type_ids);
   h = drop_->forward(h);
   CacheContext ctx;
-  ctx.mask = models::key_padding_mask(in.attention_mask, b, t, name);
+  // Position ids without an attention mask: packed sequences (padding-free
+  // batches), each attending only to itself, as transformers detects them.
+  ctx.mask = in.attention_mask.defined() || !in.position_ids.defined()
+                 ? models::key_padding_mask(in.attention_mask, b, t, name)
+                 : models::packed_sequence_mask(in.position_ids, t);
   for (size_t i = 0; i < h_->size(); ++i) {
     lazy::RematScope remat(checkpoint_layers());  // gradient checkpointing: one call per block
     h = h_->at<GPT2Block>(i).forward(h, ctx);

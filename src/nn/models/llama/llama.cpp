@@ -169,8 +169,16 @@ ModelOutput LlamaModel::forward(const ModelInputs& in) {
   Tensor pos = in.position_ids.defined()
                    ? in.position_ids
                    : reshape(arange(t, DType::i64, in.input_ids.device()), {1, t});
+  LOOM_CHECK(!in.attention_mask.defined() || in.attention_mask.dim() == 2,
+             "[LlamaModel] attention_mask ", to_string(in.attention_mask.shape()),
+             " must be [B, T]");
+  // Position ids without an attention mask: packed sequences (padding-free
+  // batches), each attending only to itself, as transformers detects them.
+  const Tensor mask = in.attention_mask.defined() || !in.position_ids.defined()
+                          ? in.attention_mask
+                          : models::packed_sequence_mask(in.position_ids, t);
   ModelOutput out;
-  out.last_hidden_state = forward_hidden(in.input_ids, pos, in.attention_mask, nullptr, Tensor());
+  out.last_hidden_state = forward_hidden(in.input_ids, pos, mask, nullptr, Tensor());
   return out;
 }
 
@@ -186,7 +194,10 @@ Tensor LlamaModel::forward_hidden(const Tensor& input_ids, const Tensor& positio
     ctx.cache = cache;
     ctx.cache_position = cache_position;
   } else {
-    ctx.mask = models::key_padding_mask(attention_mask, b, t, "LlamaModel");
+    ctx.mask = attention_mask.defined() &&
+                       attention_mask.dim() == 4  // forward()'s packed-sequence mask [B,1,T,T]
+                   ? attention_mask
+                   : models::key_padding_mask(attention_mask, b, t, "LlamaModel");
   }
   Tensor h = embed_tokens_->forward(input_ids);  // [B,T,C]
   for (size_t i = 0; i < layers_->size(); ++i) {
