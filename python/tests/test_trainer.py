@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import loom
+from conftest import optional_module
 from loom.trainer_callback import EVENTS
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -276,3 +277,19 @@ def test_hf_argument_parser_without_transformers(tmp_path):
         0.5, True, 7, False)
     with pytest.raises(SystemExit):
         parser.parse_args_into_dataclasses(["--learning_rate", "fast"])
+
+
+def test_a_transformers_tokenizer_as_processing_class(tmp_path):
+    transformers = optional_module("transformers", "the transformers tokenizer case needs it")
+    by_dir = transformers.AutoTokenizer.from_pretrained(MODEL)  # name_or_path: the directory
+    by_file = transformers.PreTrainedTokenizerFast(tokenizer_file=str(pathlib.Path(MODEL) /
+                                                                      "tokenizer.json"))
+    first = []
+    for i, tok in enumerate((loom.AutoTokenizer.from_pretrained(MODEL), by_dir, by_file)):
+        model = loom.AutoModelForCausalLM.from_pretrained(MODEL)
+        t = loom.Trainer(model=model, args=make_args(tmp_path / str(i), max_steps=1,
+                                                     logging_steps=1),
+                         train_dataset=TEXTS, processing_class=tok, job_args={"block_size": 16})
+        t.train()
+        first.append(losses(t.state.log_history)[0])
+    assert first[1] == first[0] and first[2] == first[0]
