@@ -11,9 +11,9 @@ hits the compile cache):
 and, separately, one event's Python-side cost (CallbackHandler.dispatch with
 one no-op callback). Per-step time is train_runtime / max_steps.
 
-    PYTHONPATH=<loom package> python bench/python_trainer_overhead.py [--rounds 5] [--steps 40]
+    PYTHONPATH=<loom package> python bench/python_trainer_overhead.py [--rounds 5] [--steps 40] [--tiny]
 
-Model: GPT-2 2 layers x 128, batch 8 x 128 tokens, on the lazy device.
+Model: the demo step (GPT-2 4 layers x 256, 4 heads, batch 8 x 128 tokens), lazy device.
 """
 
 import argparse
@@ -25,8 +25,12 @@ import numpy as np
 
 import loom
 
-CONFIG = {"model_type": "gpt2", "n_layer": 2, "n_embd": 128, "n_head": 4, "n_positions": 128,
-          "vocab_size": 2048}
+# The demo step of bench/RESULTS.md: GPT-2 4 layers x 256, 4 heads, B8 T128.
+CONFIG = {"model_type": "gpt2", "n_layer": 4, "n_embd": 256, "n_head": 4, "n_positions": 128,
+          "vocab_size": 50257}
+# --tiny: a step of about a millisecond, so the events' cost shows in absolute terms.
+TINY = {"model_type": "gpt2", "n_layer": 1, "n_embd": 16, "n_head": 2, "n_positions": 128,
+        "vocab_size": 64}
 
 
 class NoOp(loom.TrainerCallback):
@@ -43,7 +47,7 @@ class NoOp(loom.TrainerCallback):
         pass
 
 
-def rows(n=64, length=128):
+def rows(n=32, length=128):
     rng = np.random.default_rng(0)
     out = []
     for _ in range(n):
@@ -83,7 +87,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--tiny", action="store_true", help="a 1-layer x 16 GPT-2, vocab 64")
     opts = parser.parse_args()
+    if opts.tiny:
+        CONFIG.clear()
+        CONFIG.update(TINY)
     data = rows()
     step_seconds(data, 3, [])  # warm-up: compiles the step once
     plain, with_cb = [], []
@@ -93,7 +101,8 @@ def main():
     p, c = statistics.median(plain), statistics.median(with_cb)
     event = dispatch_seconds()
     print(f"step, no Python callback:        {p * 1e3:8.3f} ms (median of {opts.rounds})")
-    print(f"step, 4 no-op step events:       {c * 1e3:8.3f} ms ({(c - p) / p * 100:+.2f} %)")
+    print(f"step, 4 no-op step events:       {c * 1e3:8.3f} ms ({(c - p) / p * 100:+.2f} %, "
+          f"{(c - p) * 1e6:+.1f} us)")
     print(f"one event's Python dispatch:     {event * 1e6:8.2f} us "
           f"(4 per step: {4 * event / p * 100:.3f} % of the step)")
 

@@ -134,6 +134,9 @@ class Trainer:
         return self.model
 
     def _tokens_inputs(self, train_rows, eval_rows, data_collator):
+        if self._job_fields:
+            _fail(f"job_args {sorted(self._job_fields)} apply to raw rows, but the datasets are "
+                  "pre-tokenized (input_ids)")
         self._model_object()
         pad_id = 0
         if self._tokenizer_dir:

@@ -264,6 +264,8 @@ def test_bad_input_raises_loom_error(tmp_path):
         rows = token_rows(2)
         rows[1]["labels"] = rows[1]["labels"][:3]
         loom.Trainer(model=MODEL, args=args, train_dataset=rows)
+    with pytest.raises(loom.LoomError, match="apply to raw rows"):
+        loom.Trainer(model=MODEL, args=args, train_dataset=token_rows(), job_args={"block_size": 8})
     with pytest.raises(loom.LoomError, match="unknown argument 'blok_size'"):
         loom.Trainer(model=MODEL, args=args, train_dataset=TEXTS, job_args={"blok_size": 8})
 
