@@ -67,13 +67,15 @@ run_ctest() {
 # that folder was configured with LOOM_PYTHON=ON (the library with -fPIC, the
 # extension built), so pip compiles nothing again. Then python/tests/ with
 # pytest. A failed install, and pytest's exit code 5 (no tests collected),
-# fail the phase too.
+# fail the phase too. LOOM_CLI names the CLI for the tests that compare with it.
 run_python_tests() {
   CMAKE_BUILD_PARALLEL_LEVEL="$LOOM_JOBS" "$LOOM_ROOT/.venv/bin/python" -m pip install -q \
     --disable-pip-version-check --no-build-isolation -C build-dir="$LOOM_ROOT/$build_dir" \
     -C cmake.define.LOOM_BUILD_BENCH=ON "$LOOM_ROOT" || return $?
   local status=0
-  "$LOOM_ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider "$LOOM_ROOT/python/tests" || status=$?
+  # LOOM_CLI: test_run_clm.py compares the Python Trainer's losses with `loom train`'s.
+  LOOM_CLI="$LOOM_ROOT/$build_dir/loom" "$LOOM_ROOT/.venv/bin/python" -m pytest -q \
+    -p no:cacheprovider "$LOOM_ROOT/python/tests" || status=$?
   [[ $status -eq 5 ]] && log "python: pytest collected no tests"
   return $status
 }

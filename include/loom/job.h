@@ -203,7 +203,12 @@ struct JobOptions {
   /// Names of the arguments the caller set on purpose (a command line's
   /// flags): training an adapter further refuses a given lora_* that differs
   /// from its adapter_config.json, and a given prediction_loss_only is kept.
-  std::set<std::string> given;
+  std::set<std::string> given{};
+  /// A model already built (Python's `Trainer(model=loom_model)`): used in
+  /// place of build_model's, on the plan of model_name_or_path / model_type /
+  /// config_name (which should describe it: the datasets are cut to its
+  /// positions). Null: build_job builds the model.
+  std::shared_ptr<PretrainedModel> model{};
 };
 
 /// Resolves hub ids, loads the tokenizer, then plan_model + load_job_data +

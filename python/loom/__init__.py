@@ -21,7 +21,15 @@ from loom import lazy
 from loom.tensor import tensor, from_numpy, float32, bfloat16, float16, int32, int64, bool_
 from loom.training_args import TrainingArguments
 from loom.models import (AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
-                         AutoModelForSequenceClassification)
+                         AutoModelForSequenceClassification, AutoConfig)
+from loom.tokenizer import AutoTokenizer, PreTrainedTokenizer
+from loom.trainer_callback import (EvalPrediction, TrainerCallback, TrainerControl,
+                                   TrainerState)
+from loom.data import (DataCollatorForLanguageModeling, DataCollatorWithPadding,
+                       default_data_collator)
+from loom.trainer import PredictionOutput, Trainer, TrainOutput, get_last_checkpoint
+from loom.sft import LoraConfig, SFTConfig, SFTTrainer
+from loom.hf_argparser import HfArgumentParser, set_seed
 
 try:  # the wheel's version: CMakeLists.txt's project(loom VERSION ...)
     __version__ = _metadata.version("loom")
@@ -30,16 +38,34 @@ except _metadata.PackageNotFoundError:
 
 __all__ = [
     "AdamW",
+    "AutoConfig",
     "AutoModel",
     "AutoModelForCausalLM",
     "AutoModelForMaskedLM",
     "AutoModelForSequenceClassification",
+    "AutoTokenizer",
+    "DataCollatorForLanguageModeling",
+    "DataCollatorWithPadding",
+    "EvalPrediction",
+    "HfArgumentParser",
+    "LoraConfig",
+    "PreTrainedTokenizer",
+    "PredictionOutput",
+    "SFTConfig",
+    "SFTTrainer",
+    "TrainOutput",
+    "Trainer",
+    "TrainerCallback",
+    "TrainerControl",
+    "TrainerState",
     "SGD",
     "LoomError",
     "Tensor",
     "TrainingArguments",
     "bfloat16",
     "bool_",
+    "default_data_collator",
+    "get_last_checkpoint",
     "float16",
     "float32",
     "from_dlpack",
@@ -48,5 +74,6 @@ __all__ = [
     "int64",
     "lazy",
     "manual_seed",
+    "set_seed",
     "tensor",
 ]

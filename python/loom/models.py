@@ -63,3 +63,65 @@ class AutoModelForMaskedLM(_AutoModel):
 class AutoModelForSequenceClassification(_AutoModel):
     """A sequence classifier (BertForSequenceClassification, ...)."""
     _task = "text-classification"
+
+
+class PretrainedConfig(dict):
+    """A model config as a dict with attribute access (transformers'
+    PretrainedConfig names: ``to_dict()``, ``update_from_string()``,
+    ``save_pretrained()``); ``AutoModelFor*.from_config`` takes it."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
+
+    def to_dict(self):
+        return dict(self)
+
+    def update_from_string(self, update_str):
+        """"n_embd=10,n_layer=2": each value parsed as the existing field's type."""
+        for pair in filter(None, update_str.split(",")):
+            key, sep, text = pair.partition("=")
+            if not sep or key not in self:
+                raise _core.LoomError(f"[config_overrides] key {key} isn't in the original config")
+            old = self[key]
+            if isinstance(old, bool):
+                value = text.lower() in ("true", "1", "y", "yes")
+            elif isinstance(old, int):
+                value = int(text)
+            elif isinstance(old, float):
+                value = float(text)
+            else:
+                value = text
+            self[key] = value
+
+    def save_pretrained(self, save_directory):
+        os.makedirs(save_directory, exist_ok=True)
+        with open(os.path.join(save_directory, "config.json"), "w", encoding="utf-8") as f:
+            json.dump(dict(self), f, indent=2, sort_keys=True)
+
+
+class AutoConfig:
+    """transformers' AutoConfig: ``from_pretrained(dir_or_id)`` reads config.json;
+    ``for_model(model_type, **kwargs)`` gives the type's defaults with kwargs."""
+
+    def __init__(self):
+        raise TypeError("AutoConfig is built with from_pretrained() or for_model()")
+
+    @staticmethod
+    def from_pretrained(pretrained_model_name_or_path, revision="main", **kwargs):
+        directory = _core.resolve_model_dir(os.fspath(pretrained_model_name_or_path), revision)
+        with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
+            config = PretrainedConfig(json.load(f))
+        config.update(kwargs)
+        return config
+
+    @staticmethod
+    def for_model(model_type, **kwargs):
+        config = PretrainedConfig(json.loads(_core.default_config_json(model_type)))
+        config.update(kwargs)
+        return config

@@ -33,8 +33,22 @@ def _jsonable(value):
     return value
 
 
+def base_args_json(args):
+    """The C++ TrainingArguments fields of `args` (a subclass such as
+    SFTConfig adds its own) as JSON text."""
+    names = _base_names()
+    return json.dumps({f.name: _jsonable(getattr(args, f.name))
+                       for f in dataclasses.fields(args) if f.name in names})
+
+
+def _base_names():
+    return {name for name, _, _ in _core.training_args_fields()}
+
+
 def _post_init(self):
-    values = {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+    names = _base_names()
+    values = {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)
+              if f.name in names}
     validated = json.loads(_core.training_args_validate(json.dumps(values)))
     for name, value in validated.items():
         object.__setattr__(self, name, value)

@@ -11,5 +11,8 @@ void bind_tensor(nanobind::module_& m);         // tensor.cpp: Tensor, tensor, f
 void bind_lazy(nanobind::module_& m);           // lazy.cpp: the lazy submodule
 void bind_training_args(nanobind::module_& m);  // training_args.cpp: the field table
 void bind_models(nanobind::module_& m);         // models.cpp: models, AdamW, SGD
+void bind_data(nanobind::module_& m);           // data.cpp: Tokenizer, Dataset, Collator
+void bind_job(nanobind::module_& m);            // job.cpp: build_job (loom/job.h)
+void bind_trainer(nanobind::module_& m);        // trainer.cpp: Trainer, callbacks' bridge
 
 }  // namespace loom::python

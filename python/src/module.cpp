@@ -7,10 +7,15 @@
 #include "bindings.h"
 
 NB_MODULE(_core, m) {
-  m.doc() = "loom's C++ core: tensors, the lazy device, training arguments, models and optimizers.";
+  m.doc() =
+      "loom's C++ core: tensors, the lazy device, training arguments, models, optimizers, datasets "
+      "and the Trainer.";
   loom::python::bind_errors(m);
   loom::python::bind_tensor(m);
   loom::python::bind_lazy(m);
   loom::python::bind_training_args(m);
   loom::python::bind_models(m);
+  loom::python::bind_data(m);
+  loom::python::bind_job(m);
+  loom::python::bind_trainer(m);
 }

@@ -3,7 +3,8 @@
 // modelling blocks, the validation split, classification labels and class
 // names); a split given both ways, text rows for classification and a row
 // that is not a JSON object are refused by name; build_job returns the
-// task's model, collator and metrics and adjusts prediction_loss_only.
+// task's model, collator and metrics and adjusts prediction_loss_only, or
+// uses a model already built.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -164,6 +165,20 @@ TEST(BuildJob, ReturnsTheTasksModelCollatorAndMetrics) {
   TrainingArguments kept;
   build_job(job, kept, {.want_eval = false, .given = {"prediction_loss_only"}});
   EXPECT_FALSE(kept.prediction_loss_only);  // given on purpose: kept
+}
+
+// Python's Trainer(model=loom_model): build_job uses the given model object
+// (its datasets still built on the plan), not a fresh one.
+TEST(BuildJob, UsesAModelAlreadyBuilt) {
+  JobArguments job = gpt2_from_scratch();
+  job.train_rows = DataRows::texts(sample_texts());
+  TrainingArguments args;
+  Job first = build_job(job, args, {.want_eval = false});
+  Job again = build_job(job, args, {.want_eval = false, .model = first.model});
+  EXPECT_EQ(again.model.get(), first.model.get());
+  EXPECT_EQ(ids_of(again.data.train.get()), ids_of(first.data.train.get()));
+  Job fresh = build_job(job, args, {.want_eval = false});
+  EXPECT_NE(fresh.model.get(), first.model.get());
 }
 
 }  // namespace

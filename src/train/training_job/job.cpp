@@ -109,7 +109,8 @@ Job build_job(const JobArguments& given_job, TrainingArguments& training,
   p.plan = plan_model(job, tok);
   if (want_train) check_training_fits(p.plan, training);  // before reading any data
   p.data = load_job_data(job, p.plan, tok, want_train, options.want_eval);
-  p.model = build_model(p.plan, p.data, static_cast<uint64_t>(training.seed));
+  p.model = options.model ? options.model
+                          : build_model(p.plan, p.data, static_cast<uint64_t>(training.seed));
   if (want_train) {
     // The adapter names its base as the user did: a hub id stays an id (as peft).
     ModelPlan named = p.plan;
