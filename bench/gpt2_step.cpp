@@ -229,6 +229,7 @@ void add_xla_columns(const Options& o, std::vector<Result>& rs) {
           static_cast<long long>(loom::metrics::counter("XlaCompile")),
           static_cast<long long>(loom::metrics::counter("UncachedCompile")),
           static_cast<long long>(loom::metrics::counter("CachedCompile")));
+      bench::print_host_time("loom lazy:xla", o.get("warmup"));
     }
   }
   if (o.get("jax")) {

@@ -2,7 +2,7 @@
 """JAX peer of bench/gpt2_step.cpp: the same GPT-2 LM training step as one jax.jit program.
 
 Usage: gpt2_step_jax_peer.py --n_layer L --n_embd C --n_head H --block_size T --batch_size B
-           --threads N --steps S --warmup W [--dropout P]
+           --threads N --steps S --warmup W [--dropout P] [--bf16 1]
 
 The step: forward (GPT-2 as transformers' GPT2LMHeadModel computes it: learned positions,
 pre-LayerNorm blocks, tanh-GELU MLP, LM head tied to the token embedding), the causal-LM loss
@@ -12,7 +12,9 @@ clip_grad_norm_(1.0) as torch.nn.utils computes it (scale max_norm / (norm + 1e-
 LayerNorm weights, as the HF Trainer groups them). Parameters and optimizer state are donated
 (donate_argnums), as loom donates them. Random weights (normal 0.02, GPT-2's init), token ids
 as bench/gpt2_step.cpp makes them, the same batch every step; dropout (--dropout, default 0.1)
-with a key folded per step.
+with a key folded per step. --bf16 1: every matmul takes bf16 operands and gives a bf16
+result (f32 accumulation), the rest in f32 with f32 master weights: torch.autocast's bf16 and
+loom's --bf16 (the device run, scripts/device/run.sh).
 
 JAX runs on its own XLA CPU backend (jaxlib's, the compiler the xla-cpu-pjrt plugin also
 ships); XLA's CPU threads are its own (all cores). compile_ms is jit(...).lower().compile() of
@@ -32,7 +34,8 @@ import time
 def parse_args():
     p = argparse.ArgumentParser()
     for name, default in (("n_layer", 2), ("n_embd", 128), ("n_head", 4), ("block_size", 64),
-                          ("batch_size", 4), ("threads", 2), ("steps", 5), ("warmup", 2)):
+                          ("batch_size", 4), ("threads", 2), ("steps", 5), ("warmup", 2),
+                          ("bf16", 0)):
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--dropout", type=float, default=0.1)
     return p.parse_args()
@@ -89,6 +92,14 @@ def dropout(x, rate, key):
     return jnp.where(keep, x / (1.0 - rate), 0.0)
 
 
+def mm(a, b):
+    """a @ b; under --bf16 on bf16 operands with a bf16 result, as autocast's matmul."""
+    if ARGS.bf16:
+        return jnp.matmul(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16),
+                          preferred_element_type=jnp.float32).astype(jnp.bfloat16)
+    return a @ b
+
+
 def forward_loss(params, ids, key, cfg):
     b, t = ids.shape
     c, h = cfg["n_embd"], cfg["n_head"]
@@ -98,17 +109,17 @@ def forward_loss(params, ids, key, cfg):
     x = dropout(x, rate, next(keys))
     causal = jnp.tril(jnp.ones((t, t), bool))
     for blk in params["h"]:
-        a = layer_norm(x, blk["ln_1"]) @ blk["c_attn"]["w"] + blk["c_attn"]["b"]
+        a = mm(layer_norm(x, blk["ln_1"]), blk["c_attn"]["w"]) + blk["c_attn"]["b"]
         q, k, v = [z.reshape(b, t, h, c // h).transpose(0, 2, 1, 3) for z in jnp.split(a, 3, -1)]
-        s = (q @ k.transpose(0, 1, 3, 2)) / math.sqrt(c // h)
+        s = mm(q, k.transpose(0, 1, 3, 2)).astype(jnp.float32) / math.sqrt(c // h)
         s = jnp.where(causal, s, jnp.finfo(jnp.float32).min)
         w = dropout(jax.nn.softmax(s, -1), rate, next(keys))
-        o = (w @ v).transpose(0, 2, 1, 3).reshape(b, t, c)
-        x = x + dropout(o @ blk["attn_proj"]["w"] + blk["attn_proj"]["b"], rate, next(keys))
-        m = gelu_tanh(layer_norm(x, blk["ln_2"]) @ blk["c_fc"]["w"] + blk["c_fc"]["b"])
-        x = x + dropout(m @ blk["mlp_proj"]["w"] + blk["mlp_proj"]["b"], rate, next(keys))
-    logits = layer_norm(x, params["ln_f"]) @ params["wte"].T  # [b, t, vocab], tied head
-    logp = jax.nn.log_softmax(logits[:, :-1], -1)
+        o = mm(w, v).transpose(0, 2, 1, 3).reshape(b, t, c)
+        x = x + dropout(mm(o, blk["attn_proj"]["w"]) + blk["attn_proj"]["b"], rate, next(keys))
+        m = gelu_tanh(mm(layer_norm(x, blk["ln_2"]), blk["c_fc"]["w"]) + blk["c_fc"]["b"])
+        x = x + dropout(mm(m, blk["mlp_proj"]["w"]) + blk["mlp_proj"]["b"], rate, next(keys))
+    logits = mm(layer_norm(x, params["ln_f"]), params["wte"].T)  # [b, t, vocab], tied head
+    logp = jax.nn.log_softmax(logits[:, :-1].astype(jnp.float32), -1)
     nll = -jnp.take_along_axis(logp, ids[:, 1:, None], -1)
     return nll.mean()
 
@@ -178,6 +189,7 @@ def main():
         "compile_ms": compile_ms, "loss_first": losses[0], "loss_last": losses[-1],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "num_parameters": int(num_params), "library": "jax " + jax.__version__,
+        "tokens": n, "bf16": bool(ARGS.bf16),
         "torch": "none", "backend": jax.default_backend(),
         "note": "jit compile %.0f ms, donated params+AdamW state, backend %s, threads %s" % (
             compile_ms, jax.default_backend(), os.cpu_count()),

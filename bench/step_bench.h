@@ -259,6 +259,29 @@ inline void print_table(const std::vector<Result>& rs, double items_per_step, co
   }
 }
 
+/// The median of a timer's samples in ms, leaving out the first `skip`
+/// (warm-up: the first steps compile); -1 without samples.
+inline double timer_median_ms(const std::string& name, size_t skip = 0) {
+  std::vector<int64_t> s = loom::metrics::timer_samples(name);
+  if (s.size() <= skip) return -1.0;
+  s.erase(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(skip));
+  std::sort(s.begin(), s.end());
+  return static_cast<double>(s[s.size() / 2]) / 1e6;
+}
+
+/// "<name> host: HostTime ..." (lazy/host_time.h): the host's trace + graph
+/// key + launch per step, against the device's ExecuteTime, medians over the
+/// steps after `warmup` (each step waits for its results, so the executor's
+/// idle time per step is the host's time: the device waits in this loop).
+inline void print_host_time(const std::string& name, int warmup) {
+  size_t skip = static_cast<size_t>(std::max(0, warmup));
+  std::printf(
+      "%s host: HostTime %.2f ms/step (median of %lld), ExecuteTime %.2f ms/step (median)\n",
+      name.c_str(), timer_median_ms("HostTime", skip),
+      static_cast<long long>(loom::metrics::timer_count("HostTime")) - static_cast<long long>(skip),
+      timer_median_ms("ExecuteTime", skip));
+}
+
 /// The comparison every step bench runs: loom eager (with --loom_eager) and
 /// lazy through `run_loom(device, name)`, lazy's compile metrics, the peer's
 /// eager (with --peer) and torch.compile (with --compile) through
@@ -283,6 +306,7 @@ int run_comparison(const Options& o, RunLoom run_loom, RunPeer run_peer, double 
       static_cast<long long>(loom::metrics::counter("CachedCompile")),
       loom::metrics::timer_total_ns("ExecuteTime") / 1e6,
       static_cast<long long>(loom::metrics::timer_count("ExecuteTime")));
+  print_host_time("loom lazy", o.get("warmup"));
   if (extra) extra(rs);
   std::optional<Result> torch_eager, torch_compile;
   if (o.get("peer")) torch_eager = run_peer("eager");

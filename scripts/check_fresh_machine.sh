@@ -4,8 +4,14 @@
 # from the mirror in this machine's own apt sources), copies a clean `git clone`
 # of this checkout's HEAD into it, and runs there what a new user runs:
 # scripts/setup.sh, then scripts/demo.sh (the CLI build, a short `loom train` of
-# the demo's job, its checks and `loom generate`). Prints one PASS or FAIL line;
-# on failure also the last lines of the failing phase's log.
+# the demo's job, its checks and `loom generate`). Then the device bundle
+# (issue 40): scripts/device_bundle.sh packs that build, and a second fresh
+# root from the same base, with none of loom's packages, runs the bundle's
+# `loom info` and two `lazy:xla` training steps on XLA's CPU plugin (the
+# plugin .so from the first root's .venv, bind-mounted read-only and named by
+# LOOM_PJRT_PLUGIN: a GPU machine has its own plugin, so the bundle carries
+# none). Prints one PASS or FAIL line; on failure also the last lines of the
+# failing phase's log.
 #
 # Assumes: a Debian-like host with apt-get, run as root (debootstrap, chroot and
 # mount need it; without root it skips with a message and exits 0), and no
@@ -26,6 +32,9 @@
 #                          must then FAIL (how to prove it catches a missing package)
 #   LOOM_FRESH_KEEP=1      keep the root and logs for a look (printed path)
 #   LOOM_FRESH_TIMEOUT=s   limit for each phase in seconds (default 1800)
+#   LOOM_FRESH_BUNDLE=dir  only the bundle phase, on the bundle dir (made here by
+#                          scripts/device_bundle.sh) and the plugin
+#                          LOOM_PJRT_PLUGIN (default: this checkout's .venv's)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$LOOM_ROOT"
@@ -222,6 +231,67 @@ prepare_root() {
   fi
 }
 
+# in_bare_root ROOT PLUGIN COMMAND: runs COMMAND (a bash command line) in ROOT
+# as in_root does, with the PJRT plugin file PLUGIN bind-mounted read-only at
+# /opt/pjrt/xla_cpu_pjrt.so and named by LOOM_PJRT_PLUGIN; no .deb cache.
+in_bare_root() {
+  unshare --mount --propagation private --fork -- bash -c '
+    set -e
+    root="$1" plugin="$2" cmd="$3"
+    mount -t proc proc "$root/proc"
+    mount --rbind /dev "$root/dev"
+    mount -t sysfs -o ro sysfs "$root/sys"
+    mkdir -p "$root/opt/pjrt"
+    touch "$root/opt/pjrt/xla_cpu_pjrt.so"
+    mount --bind -o ro "$plugin" "$root/opt/pjrt/xla_cpu_pjrt.so"
+    exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      LOOM_PJRT_PLUGIN=/opt/pjrt/xla_cpu_pjrt.so /bin/bash -c "$cmd"' _ "$1" "$2" "$3"
+}
+
+# bundle_check TARBALL BUNDLE PLUGIN: a second fresh root from the base (no
+# loom package in it: checked), the bundle copied to /root/device, then its
+# `loom info` (the plugin's platform line) and two lazy:xla steps of a tiny
+# GPT-2 on the bundle's own tokenizer and corpus slice.
+bundle_check() {
+  local bare="$work/bare"
+  mkdir -p "$bare"
+  tar -C "$bare" --numeric-owner -xzf "$1"
+  cp -r "$2" "$bare/root/device"
+  du -sh "$bare/root/device"
+  in_bare_root "$bare" "$3" '
+    set -e
+    if ls /usr/lib/x86_64-linux-gnu/libdnnl* /usr/lib/x86_64-linux-gnu/libmpi* 2>/dev/null; then
+      echo "the bare root has loom dependencies installed"; exit 1
+    fi
+    cd /root/device
+    ./loom info | tee /tmp/info.txt
+    grep -q "^xla: .*platform cpu" /tmp/info.txt
+    ./loom train --task causal-lm --model_type gpt2 \
+      --config_overrides n_layer=1,n_embd=32,n_head=2,n_positions=32 \
+      --tokenizer_name data/gpt2 --train_file data/austen/prideprejudice.txt \
+      --max_train_samples 64 --block_size 32 --per_device_train_batch_size 2 \
+      --max_steps 2 --logging_steps 1 --save_strategy no --device lazy:xla \
+      --output_dir /tmp/bundle_out --disable_tqdm | tee /tmp/train.txt
+    grep -q "train_loss" /tmp/train.txt
+    test "$(grep -c "[{ ].loss.: " /tmp/train.txt)" = 2  # one logged loss per step
+    echo "bundle ok: loom info and 2 lazy:xla steps in a root without loom'"'"'s packages"'
+}
+
+# bundle_only BUNDLE: LOOM_FRESH_BUNDLE's path: the base root and the bundle check.
+bundle_only() {
+  local plugin="${LOOM_PJRT_PLUGIN:-}"
+  [[ -n "$plugin" ]] ||
+    plugin="$(ls "$LOOM_ROOT"/.venv/lib/python3*/site-packages/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so 2>/dev/null | head -n 1)"
+  [[ -f "$plugin" ]] || { echo "FAIL: fresh-machine check: no CPU PJRT plugin (LOOM_PJRT_PLUGIN)"; exit 1; }
+  [[ -x "$1/loom" ]] || { echo "FAIL: fresh-machine check: $1 is not a device bundle"; exit 1; }
+  step bundle-clean bundle_check "$2" "$(cd "$1" && pwd)" "$(readlink -f "$plugin")"
+  print_phases
+  echo "PASS: fresh-machine check: the device bundle $1 ran loom info and 2 lazy:xla steps" \
+    "in a clean $suite root in $(mmss $SECONDS)"
+  exit 0
+}
+
 main() {
   if [[ $(id -u) -ne 0 ]]; then
     echo "SKIP: fresh-machine check: needs root (debootstrap, chroot, mount)"
@@ -252,17 +322,23 @@ main() {
   fi
 
   step base-root base_root "$mirror" "$tarball"
+  [[ -z "${LOOM_FRESH_BUNDLE:-}" ]] || bundle_only "$LOOM_FRESH_BUNDLE" "$tarball"
   step prepare prepare_root "$tarball"
   step setup in_root "cd /root/loom && bash scripts/setup.sh"
   # The README's first command, shortened: a few steps, two small evaluations.
   local eval_steps=$(((steps + 1) / 2))
   step demo in_root "cd /root/loom && CCACHE_DISABLE=1 LOOM_DEMO_STEPS=$steps \
     LOOM_DEMO_EVAL_STEPS=$eval_steps LOOM_DEMO_EVAL_SAMPLES=16 bash scripts/demo.sh"
+  step bundle in_root "cd /root/loom && LOOM_BUILD_DIR=build bash scripts/device_bundle.sh out/device"
+  local plugin
+  plugin="$(ls "$root"/root/loom/.venv/lib/python3*/site-packages/xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so | head -n 1)"
+  step bundle-clean bundle_check "$tarball" "$root/root/loom/out/device" "$plugin"
   print_phases
   local commit
   commit="$(git -C "$LOOM_ROOT" log -1 --format=%h)"
   echo "PASS: fresh-machine check: on a clean $suite root, scripts/setup.sh and scripts/demo.sh" \
-    "($steps steps, loom generate) passed for $commit in $(mmss $SECONDS)"
+    "($steps steps, loom generate) passed for $commit, and its device bundle in a root" \
+    "without loom's packages, in $(mmss $SECONDS)"
 }
 
 if [[ "${1:-}" == "__phase" ]]; then

@@ -28,6 +28,7 @@ std::string unavailable_xla_reason(bool load = false);
 /// What `loom info` lists (loads the plugin): empty fields when unavailable.
 struct XlaInfo {
   std::string plugin_path, api_version, header_version, platform_name, platform_version;
+  std::string device_kind;  // "cpu", "NVIDIA H100 80GB HBM3", ... (PjrtClient::device_kind)
   int device_count = 0;
 };
 XlaInfo xla_info();

@@ -9,6 +9,7 @@
 #include "compiler/pass.h"
 #include "core/settings.h"
 #include "lazy/graph_executor.h"
+#include "lazy/host_time.h"
 #include "loom/metrics.h"
 
 namespace loom::lazy {
@@ -45,6 +46,7 @@ std::shared_ptr<backends::Executable> compile_graph(const Collected& c, const Ha
     metrics::add_counter("CachedCompile");
     return hit;
   }
+  HostWait compiling;  // CompileTime, not the steady-state HostTime
   auto t0 = Clock::now();
   backends::Capabilities caps = backend.capabilities();
   ir::Graph optimized = optimize(c, key, caps, state.tracker);

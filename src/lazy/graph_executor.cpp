@@ -16,6 +16,7 @@
 #include "lazy/eager.h"
 #include "lazy/executor.h"
 #include "lazy/graph_executor.h"
+#include "lazy/host_time.h"
 #include "loom/error.h"
 #include "loom/lazy.h"
 #include "loom/metrics.h"
@@ -206,6 +207,7 @@ void mark_step() {
   // Returns once launched; values are waited for when read.
   launch(pending, true, take_unsynced_values(s));
   if (!s.executor.asynchronous()) s.executor.drain();
+  record_host_step();
 }
 
 void wait() { state().executor.drain(); }

@@ -3,6 +3,10 @@
 // tensor reading its value waits for it first.
 #include "lazy/graph_executor.h"
 
+#include <chrono>
+
+#include "lazy/host_time.h"
+
 namespace loom::lazy {
 
 void rebind_outputs(Job& job, std::vector<BufferPtr> outputs) {
@@ -15,7 +19,14 @@ void rebind_outputs(Job& job, std::vector<BufferPtr> outputs) {
 
 void refresh(TensorImpl& impl) {
   if (!impl.node) return;
-  if (impl.node->ready.valid()) impl.node->ready.get();  // rethrows executor errors
+  std::shared_future<void>& ready = impl.node->ready;
+  if (ready.valid()) {
+    if (ready.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      HostWait waiting;  // the host waits for the device: not HostTime
+      ready.wait();
+    }
+    ready.get();  // rethrows executor errors
+  }
   if (impl.node->data) impl.data = impl.node->data;
 }
 

@@ -71,14 +71,14 @@ std::string xla_devices() {
 }
 
 // "PJRT plugin <path>, C API 0.81 (loom built for 0.81), platform cpu (<version>),
-// 4 device(s)", or "unavailable: <why>".
+// 4 device(s): cpu", or "unavailable: <why>".
 std::string xla_line() {
   std::string why = backends::xla::unavailable_xla_reason(/*load=*/true);
   if (!why.empty()) return "unavailable: " + why;
   backends::xla::XlaInfo x = backends::xla::xla_info();
   return "PJRT plugin " + x.plugin_path + ", C API " + x.api_version + " (loom built for " +
          x.header_version + "), platform " + x.platform_name + " (" + x.platform_version + "), " +
-         std::to_string(x.device_count) + " device(s)";
+         std::to_string(x.device_count) + " device(s): " + x.device_kind;
 }
 
 void print_info() {

@@ -2,8 +2,11 @@
 // BufferFromHostBuffer / ToHostBuffer, Compile and DeserializeAndLoad.
 #include "backends/xla/pjrt_client.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "backends/xla/pjrt_c.h"
 #include "core/settings.h"
@@ -87,6 +90,24 @@ bool xla_flags_name_xnnpack() {
   return flags != nullptr && std::strstr(flags, "xla_cpu_use_xnnpack") != nullptr;
 }
 
+// The kind of `device`, or "unknown" when the plugin cannot say (the two
+// entries are not among those every plugin must have: pjrt_plugin.cpp).
+std::string pjrt_device_kind(const PjrtPlugin& plugin, PJRT_Device* device) {
+  const PJRT_Api* api = plugin.api();
+  if (api->struct_size < PJRT_STRUCT_SIZE(PJRT_Api, PJRT_DeviceDescription_Kind) ||
+      api->PJRT_Device_GetDescription == nullptr || api->PJRT_DeviceDescription_Kind == nullptr)
+    return "unknown";
+  PJRT_Device_GetDescription_Args g{};
+  g.struct_size = PJRT_Device_GetDescription_Args_STRUCT_SIZE;
+  g.device = device;
+  plugin.check(api->PJRT_Device_GetDescription(&g), "PJRT_Device_GetDescription");
+  PJRT_DeviceDescription_Kind_Args k{};
+  k.struct_size = PJRT_DeviceDescription_Kind_Args_STRUCT_SIZE;
+  k.device_description = g.device_description;
+  plugin.check(api->PJRT_DeviceDescription_Kind(&k), "PJRT_DeviceDescription_Kind");
+  return std::string(k.device_kind, k.device_kind_size);
+}
+
 }  // namespace
 
 PjrtClient::PjrtClient(std::shared_ptr<const PjrtPlugin> plugin) : plugin_(std::move(plugin)) {
@@ -115,6 +136,13 @@ PjrtClient::PjrtClient(std::shared_ptr<const PjrtPlugin> plugin) : plugin_(std::
   plugin_->check(api->PJRT_Client_AddressableDevices(&d), "PJRT_Client_AddressableDevices");
   devices_.assign(d.addressable_devices, d.addressable_devices + d.num_addressable_devices);
   LOOM_CHECK(!devices_.empty(), "[xla] plugin ", plugin_->path(), " has no addressable devices");
+  std::vector<std::string> kinds;
+  for (PJRT_Device* dev : devices_) {
+    std::string kind = pjrt_device_kind(*plugin_, dev);
+    if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) continue;
+    device_kind_ += (kinds.empty() ? "" : ", ") + kind;
+    kinds.push_back(std::move(kind));
+  }
 }
 
 PjrtClient::~PjrtClient() {

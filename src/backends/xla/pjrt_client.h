@@ -163,6 +163,10 @@ class PjrtClient {
   /// "cpu", "cuda", "tpu", ... (PJRT_Client_PlatformName) and its version text.
   const std::string& platform_name() const { return platform_name_; }
   const std::string& platform_version() const { return platform_version_; }
+  /// The addressable devices' kind (PJRT_DeviceDescription_Kind: "cpu",
+  /// "NVIDIA H100 80GB HBM3"), distinct kinds joined by ", "; "unknown"
+  /// when the plugin's table lacks the two entries it takes.
+  const std::string& device_kind() const { return device_kind_; }
   /// The addressable devices, in the client's order (lazy:xla:<index>).
   int device_count() const { return static_cast<int>(devices_.size()); }
   /// Device `index`; throws loom::Error when out of range.
@@ -201,7 +205,7 @@ class PjrtClient {
   std::shared_ptr<const PjrtPlugin> plugin_;
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
-  std::string platform_name_, platform_version_;
+  std::string platform_name_, platform_version_, device_kind_;
   bool xnnpack_off_ = false;
   std::string compile_options_;
 };

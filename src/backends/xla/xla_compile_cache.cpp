@@ -41,18 +41,7 @@ std::string xla_body_checksum(const std::string& bytes) {
 XlaCacheFile xla_cache_file(const PjrtClient& client, const std::string& mlir) {
   const std::string& dir = settings::text(Setting::cache_dir);
   if (dir.empty()) return {};
-  const std::string& plugin = client.plugin().path();
-  std::error_code ec;
-  uint64_t size = fs::file_size(plugin, ec);
-  auto mtime = fs::last_write_time(plugin, ec).time_since_epoch().count();
-  Hash128 h = hash_string({0x786c61, 3}, mlir);  // "xla", format 3
-  h = hash_string(h, plugin);
-  h = hash_combine(hash_combine(h, size), static_cast<uint64_t>(mtime));
-  h = hash_string(hash_string(h, client.plugin().version()), client.platform_version());
-  h = hash_string(h, client.compile_options());
-  const char* xla_flags =
-      settings::environment("XLA_FLAGS");  // the plugin's compiler reads them too
-  h = hash_string(h, xla_flags ? xla_flags : "");
+  Hash128 h = xla_cache_key(xla_cache_key_parts(client, mlir));
   return {(fs::path(dir) / "xla" / (h.hex() + ".pjrt")).string(), h};
 }
 
@@ -108,6 +97,35 @@ void xla_cache_store(const PjrtExecutable& exe, const XlaCacheFile& f) {
 }
 
 }  // namespace
+
+XlaCacheKeyParts xla_cache_key_parts(const PjrtClient& client, const std::string& mlir) {
+  XlaCacheKeyParts p;
+  p.mlir = mlir;
+  p.plugin_path = client.plugin().path();
+  std::error_code ec;
+  uintmax_t size = fs::file_size(p.plugin_path, ec);
+  p.plugin_size = ec ? 0 : static_cast<uint64_t>(size);
+  auto mtime = fs::last_write_time(p.plugin_path, ec);
+  p.plugin_mtime = ec ? 0 : static_cast<uint64_t>(mtime.time_since_epoch().count());
+  p.api_version = client.plugin().version();
+  p.platform_name = client.platform_name();
+  p.platform_version = client.platform_version();
+  p.device_kind = client.device_kind();
+  p.compile_options = client.compile_options();
+  const char* flags = settings::environment("XLA_FLAGS");  // the plugin's compiler reads them too
+  p.xla_flags = flags ? flags : "";
+  return p;
+}
+
+Hash128 xla_cache_key(const XlaCacheKeyParts& p) {
+  Hash128 h = hash_string({0x786c61, 4}, p.mlir);  // "xla", key format 4
+  h = hash_string(h, p.plugin_path);
+  h = hash_combine(hash_combine(h, p.plugin_size), p.plugin_mtime);
+  for (const std::string* s : {&p.api_version, &p.platform_name, &p.platform_version,
+                               &p.device_kind, &p.compile_options, &p.xla_flags})
+    h = hash_string(h, *s);
+  return h;
+}
 
 std::unique_ptr<PjrtExecutable> compile_stablehlo(const PjrtClient& client,
                                                   const std::string& mlir) {

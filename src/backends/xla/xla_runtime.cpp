@@ -85,6 +85,7 @@ XlaInfo xla_info() {
   info.platform_name = s.client->platform_name();
   info.platform_version = s.client->platform_version();
   info.device_count = s.client->device_count();
+  info.device_kind = s.client->device_kind();
   return info;
 }
 

@@ -15,7 +15,9 @@
 //                    (attrs.dropout_p) = the dropout op on the probabilities with the
 //                    attention's generator operand
 // Every value is computed in f32 (bf16/f16 operands are cast up and the result
-// cast back down), as the cpu kernels compute. Types come from infer_type.
+// cast back down), as the cpu kernels compute, except bf16/f16 attention's
+// P v: P is rounded to the dtype and multiplied with v in it (f32
+// accumulation), a low-precision GEMM as flash attention's. Types come from infer_type.
 // The graph is rebuilt instr by instr; algebraic/cse/dce clean up after it.
 #include <cfloat>
 #include <cmath>
@@ -228,7 +230,10 @@ int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>&
   int q = b.cast(o[0], kCompute);
   int64_t heads = r >= 3 ? qs[r - 3] : 1;
   int k = repeat_kv_heads(b, b.cast(o[1], kCompute), heads);
-  int v = repeat_kv_heads(b, b.cast(o[2], kCompute), heads);
+  // bf16/f16 attention multiplies P (rounded once) by v in that dtype, with
+  // f32 accumulation: a low-precision GEMM, as flash attention does.
+  const bool low = in.type.dtype == DType::bf16 || in.type.dtype == DType::f16;
+  int v = repeat_kv_heads(b, low ? o[2] : b.cast(o[2], kCompute), heads);
   ops::Attrs qk;
   qk.trans_b = true;
   double scale = in.attrs.scale != 0 ? in.attrs.scale : 1.0 / std::sqrt(double(d));
@@ -260,6 +265,7 @@ int decompose_attention(Emitter& b, const ir::Instr& in, const std::vector<int>&
     drop.dropout_p = in.attrs.dropout_p;
     probs = b.emit(OpKind::k_dropout, {probs, o[gen]}, drop);
   }
+  if (low) probs = b.cast(probs, in.type.dtype);
   int out = b.emit(OpKind::k_matmul, {probs, v});
   return b.cast(out, in.type.dtype);
 }

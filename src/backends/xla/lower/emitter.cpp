@@ -157,9 +157,11 @@ Val HloEmitter::select(const Val& cond, const Val& a, const Val& b) {
 
 Val HloEmitter::convert(const Val& x, const std::string& elem) {
   if (x.elem == elem) return x;
-  return emit("stablehlo.convert " + x.name + " : (" + tensor_type(x) + ") -> " +
-                  tensor_type(x.shape, elem),
-              x.shape, elem);
+  Val v = emit("stablehlo.convert " + x.name + " : (" + tensor_type(x) + ") -> " +
+                   tensor_type(x.shape, elem),
+               x.shape, elem);
+  if (elem == "f32" && (x.elem == "bf16" || x.elem == "f16")) widened_[v.name] = x;
+  return v;
 }
 
 Val HloEmitter::bitcast(const Val& x, const std::string& elem) {
@@ -257,6 +259,11 @@ Val HloEmitter::dot_general(const Val& a, const Val& b, const std::vector<int64_
                             const std::vector<int64_t>& batch_b,
                             const std::vector<int64_t>& contract_a,
                             const std::vector<int64_t>& contract_b, const std::string& elem) {
+  if (elem == "f32") {
+    auto na = widened_.find(a.name), nb = widened_.find(b.name);
+    if (na != widened_.end() && nb != widened_.end() && na->second.elem == nb->second.elem)
+      return dot_general(na->second, nb->second, batch_a, batch_b, contract_a, contract_b, elem);
+  }
   auto in = [](const std::vector<int64_t>& v, size_t d) {
     for (int64_t x : v)
       if (x == int64_t(d)) return true;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,10 @@ class HloEmitter {
   /// "stablehlo.maximum", ...) from `init` (a scalar of x's element type).
   Val reduce(const Val& x, const Val& init, const std::vector<int64_t>& dims, const char* op);
   /// dot_general with the given batching / contracting dims; result element
-  /// type `elem` (f32 accumulation of bf16/f16 operands).
+  /// type `elem` (f32 accumulation of bf16/f16 operands). With `elem` f32 and
+  /// both operands converts of bf16 (or both of f16) values, it multiplies
+  /// those values instead: the same numbers (the widening is exact, and so is
+  /// each product in f32), but a bf16 GEMM, which a GPU runs on its tensor cores.
   Val dot_general(const Val& a, const Val& b, const std::vector<int64_t>& batch_a,
                   const std::vector<int64_t>& batch_b, const std::vector<int64_t>& contract_a,
                   const std::vector<int64_t>& contract_b, const std::string& elem);
@@ -87,6 +91,7 @@ class HloEmitter {
  private:
   std::string body_;
   int next_ = 0;
+  std::map<std::string, Val> widened_;  // an f32 convert's name -> its bf16/f16 operand
 };
 
 /// "[0, 1, 2]" and "array<i64: 0, 1, 2>" renderings of an int list.

@@ -10,6 +10,10 @@
 //   dS = P (dP - delta) scale    dq = dS k    dk = dS^T q
 // Grouped-query k/v heads are repeated to q's heads and their gradients
 // summed back over the group. The result packs dq, dk, dv flat in q's dtype.
+// bf16/f16 inputs: the four products take P F and dS rounded once to that
+// dtype and q, k, v, dO as given (HloEmitter::dot_general multiplies the
+// low-precision values), so each is a bf16 GEMM with f32 accumulation, as
+// flash attention's backward; the rest stays f32.
 // attention itself is not lowered: the generic decomposition gives XLA the
 // same dot_general + softmax graph.
 #include <cfloat>
@@ -130,12 +134,17 @@ Val lower_attention_backward(HloEmitter& e, const ir::Instr& in, const std::vect
     z = e.binary("stablehlo.multiply", p, f);
     dp = e.binary("stablehlo.multiply", dz, f);
   }
-  Val dv = e.dot_general(z, go, b.dims, b.dims, {b.t}, {b.t}, "f32");  // [..., S, Dv]
+  const std::string& low = args[0].elem;  // rounds a GEMM operand for bf16/f16 inputs
+  auto gemm_operand = [&](const Val& x) {
+    return low == "bf16" || low == "f16" ? e.convert(e.convert(x, low), "f32") : x;
+  };
+  Val dv = e.dot_general(gemm_operand(z), go, b.dims, b.dims, {b.t}, {b.t}, "f32");  // [.., S, Dv]
   Val delta = attention_row_sum(e, e.binary("stablehlo.multiply", p, dp), shape);
   Val ds = e.binary("stablehlo.multiply", p, e.binary("stablehlo.subtract", dp, delta));
   ds = e.binary("stablehlo.multiply", ds, e.constant(scale, "f32", shape));
-  Val dq = e.dot_general(ds, k, b.dims, b.dims, {b.s}, {b.t}, "f32");  // [..., T, D]
-  Val dk = e.dot_general(ds, q, b.dims, b.dims, {b.t}, {b.t}, "f32");  // [..., S, D]
+  Val dsg = gemm_operand(ds);
+  Val dq = e.dot_general(dsg, k, b.dims, b.dims, {b.s}, {b.t}, "f32");  // [..., T, D]
+  Val dk = e.dot_general(dsg, q, b.dims, b.dims, {b.t}, {b.t}, "f32");  // [..., S, D]
   dk = attention_sum_heads(e, dk, kv);
   dv = attention_sum_heads(e, dv, kv);
   Val packed = e.concatenate({e.reshape(dq, {numel(dq.shape)}), e.reshape(dk, {numel(dk.shape)}),
