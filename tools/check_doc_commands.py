@@ -191,9 +191,11 @@ def shrunk(code):
 
 
 def run(cmd, cwd, log):
+    # `loom ...` as docs write it (an installed loom) is the sandbox's build/loom.
+    env = dict(os.environ, PATH=f"{pathlib.Path(cwd) / 'build'}{os.pathsep}{os.environ.get('PATH', '')}")
     with open(log, "w") as f:
         return subprocess.run(["bash", "-c", cmd], cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
-                              timeout=600).returncode
+                              timeout=600, env=env).returncode
 
 
 def make_sandbox(box, loom):
