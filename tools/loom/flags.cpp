@@ -56,10 +56,6 @@ std::string json_to_flag_text(const nlohmann::json& v, const std::string& key,
        "got ", v.type_name());
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 }  // namespace
 
 void FlagSet::add(const std::vector<FlagInfo>& flags, const std::string& group) {
@@ -151,7 +147,7 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
   text << in.rdbuf();
   nlohmann::json j;
   if (is_config_file(path)) {
-    const bool yaml = !ends_with(path, ".json");
+    const bool yaml = !path.ends_with(".json");
     j = yaml ? nlohmann::json::parse(io::parse_flat_yaml(text.str(), "[config] " + path).dump())
              : io::parse_json(text.str(), "[config] " + path);
   } else {
@@ -175,7 +171,7 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
 }
 
 bool is_config_file(const std::string& path) {
-  return ends_with(path, ".json") || ends_with(path, ".yaml") || ends_with(path, ".yml");
+  return path.ends_with(".json") || path.ends_with(".yaml") || path.ends_with(".yml");
 }
 
 std::optional<bool> parse_bool_text(std::string s) {
