@@ -16,6 +16,10 @@ C++ message unchanged.
 
 from importlib import metadata as _metadata
 
+from loom import _plugin
+
+_plugin.name_cpu_plugin()  # before the extension loads: lazy:xla's plugin from this venv
+
 from loom._core import SGD, AdamW, LoomError, Tensor, from_dlpack, manual_seed
 from loom import lazy
 from loom.tensor import tensor, from_numpy, float32, bfloat16, float16, int32, int64, bool_
