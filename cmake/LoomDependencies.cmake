@@ -102,3 +102,50 @@ macro(loom_find_pjrt)
                    "(scripts/setup.sh pip-installs xla-cpu-pjrt into .venv/, then reconfigure)")
   endif()
 endmacro()
+
+# loom_find_parquet(): Apache Arrow C++ and Parquet for .parquet datasets
+# (src/io/parquet_rows.cpp), from PyPI's `pyarrow` wheel, which ships
+# libarrow.so.<N> and libparquet.so.<N> with their headers; scripts/setup.sh
+# pip-installs it into the project's virtual environment (.venv/). Debian
+# packages no Arrow. LOOM_PYARROW_DIR (cache variable or environment) names
+# another pyarrow folder. The wheel's libraries carry their version in the
+# file name (no unversioned .so), so the real files are linked by path and
+# the build RPATH holds their folder. LOOM_PARQUET: AUTO (when found; OFF by
+# default for the Python package, whose wheel must not depend on this venv),
+# ON (required), OFF. Sets LOOM_WITH_PARQUET to 1 or 0; without it loom still
+# reads JSON/JSONL, and a .parquet file is an error saying to run setup.sh.
+macro(loom_find_parquet mode)
+  set(LOOM_WITH_PARQUET 0)
+  set(LOOM_PARQUET_LIBRARIES "")
+  if(NOT "${mode}" STREQUAL "OFF")
+    set(loom_pyarrow_dirs "$ENV{LOOM_PYARROW_DIR}" "${LOOM_PYARROW_DIR}")
+    file(GLOB loom_pyarrow_venv "${PROJECT_SOURCE_DIR}/.venv/lib/python3*/site-packages/pyarrow")
+    list(APPEND loom_pyarrow_dirs ${loom_pyarrow_venv})
+    foreach(dir ${loom_pyarrow_dirs})
+      if(dir AND NOT LOOM_WITH_PARQUET AND EXISTS "${dir}/include/parquet/arrow/reader.h")
+        file(GLOB loom_arrow_lib "${dir}/libarrow.so.[0-9]*")
+        file(GLOB loom_parquet_lib "${dir}/libparquet.so.[0-9]*")
+        list(FILTER loom_arrow_lib EXCLUDE REGEX "\\.so\\.[0-9]+\\.[0-9]")
+        list(FILTER loom_parquet_lib EXCLUDE REGEX "\\.so\\.[0-9]+\\.[0-9]")
+        if(loom_arrow_lib AND loom_parquet_lib)
+          list(GET loom_arrow_lib 0 loom_arrow_lib)
+          list(GET loom_parquet_lib 0 loom_parquet_lib)
+          set(LOOM_WITH_PARQUET 1)
+          set(LOOM_PARQUET_INCLUDE_DIR "${dir}/include")
+          set(LOOM_PARQUET_LIBRARY_DIR "${dir}")
+          set(LOOM_PARQUET_LIBRARIES "${loom_parquet_lib};${loom_arrow_lib}")
+        endif()
+      endif()
+    endforeach()
+    if(LOOM_WITH_PARQUET)
+      message(STATUS "loom: Parquet through pyarrow's Arrow C++: ${LOOM_PARQUET_LIBRARIES}")
+    elseif("${mode}" STREQUAL "ON")
+      message(FATAL_ERROR "loom: LOOM_PARQUET=ON but pyarrow's Arrow C++ was not found in "
+                          "${PROJECT_SOURCE_DIR}/.venv: run scripts/setup.sh (pip install pyarrow "
+                          "into .venv), or set LOOM_PYARROW_DIR")
+    else()
+      message(STATUS "loom: pyarrow not found in .venv: building without Parquet datasets "
+                     "(scripts/setup.sh pip-installs it, then reconfigure)")
+    endif()
+  endif()
+endmacro()

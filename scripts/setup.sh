@@ -6,6 +6,10 @@
 # (PyPI `xla-cpu-pjrt`: xla_cpu_pjrt.so and the pjrt_c_api.h header CMake
 # looks for), pip-installed into the project's own virtual environment
 # .venv/ at the repository root (gitignored; never the system Python).
+# Then pyarrow (PyPI), whose wheel ships Apache Arrow C++ (libarrow,
+# libparquet and their headers): CMake links it for Parquet datasets
+# (cmake/LoomDependencies.cmake, loom_find_parquet); Debian packages no Arrow.
+# LOOM_SKIP_PYARROW=1 skips it (a .parquet file is then an error saying so).
 # Then what the Python package (pyproject.toml, python/) needs to build and
 # test in .venv: nanobind, scikit-build-core, numpy, pytest (install_python_build).
 # Python packages for regenerating fixtures and for benchmark peers (torch,
@@ -74,6 +78,23 @@ install_xla_plugin() {
   log "setup: xla-cpu-pjrt installed"
 }
 
+# install_pyarrow: pip-installs pyarrow into .venv/ unless its Arrow C++
+# headers are there. Pinned: the version loom was tested with (its libraries
+# carry the version in their names, libarrow.so.2600).
+install_pyarrow() {
+  [[ "${LOOM_SKIP_PYARROW:-0}" == "1" ]] && { log "setup: LOOM_SKIP_PYARROW=1: no Parquet"; return 0; }
+  local venv="$LOOM_ROOT/.venv"
+  if ls "$venv"/lib/python3*/site-packages/pyarrow/include/parquet/arrow/reader.h >/dev/null 2>&1; then
+    log "setup: pyarrow already in .venv"
+    return 0
+  fi
+  log "setup: pip-installing pyarrow==26.0.1 into $venv (Arrow C++ for Parquet datasets)"
+  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "pyarrow==26.0.1"
+  ls "$venv"/lib/python3*/site-packages/pyarrow/libparquet.so.* >/dev/null ||
+    die "setup: pyarrow installed no libparquet.so.* into $venv"
+}
+
 # install_python_build: pip-installs what `pip install --no-build-isolation .`
 # and the pytest phase of scripts/test.sh need into .venv/ (docs/python.md),
 # unless they are there. Pinned: the versions the package was tested with.
@@ -92,6 +113,7 @@ install_python_build() {
 if [[ ${#missing[@]} -eq 0 ]]; then
   log "setup: all ${#packages[@]} system packages already installed"
   install_xla_plugin
+  install_pyarrow
   install_python_build
   exit 0
 fi
@@ -118,5 +140,6 @@ for pkg in "${missing[@]}"; do
 done
 [[ ${#still_missing[@]} -eq 0 ]] || die "setup: still missing after apt-get: ${still_missing[*]}"
 install_xla_plugin
+install_pyarrow
 install_python_build
 log "setup: done"

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace loom {
 
@@ -30,6 +31,10 @@ bool is_hub_id(const std::string& name);
 /// when the cache does not hold it.
 std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
                                                 const std::string& revision = "main");
+
+/// The same for a dataset repo: <cache>/datasets--<org>--<name>/snapshots/...
+std::optional<std::string> find_cached_dataset_snapshot(const std::string& repo_id,
+                                                        const std::string& revision = "main");
 
 /// `name_or_path` when it is an existing directory; else, for a hub id, its
 /// cached snapshot at `revision`. Otherwise throws loom::Error, one line naming
@@ -55,5 +60,37 @@ namespace loom {
 /// tried.
 std::string resolve_adapter_base(const std::string& adapter_dir, const std::string& base,
                                  const std::string& revision = "");
+
+}  // namespace loom
+
+namespace loom {
+
+/// The directory of a dataset given as `--dataset_name`: an existing local
+/// directory as it is, else "org/name[@rev]" (or "org/name" with `revision`,
+/// "" = "main"; "@rev" wins) as its snapshot in the hub cache
+/// (datasets--org--name/snapshots/<commit>, as `hf download --repo-type
+/// dataset` leaves it). Throws loom::Error naming `what`, the repo, the
+/// revision, the cache directory searched, and the command that fetches it
+/// (loom never downloads). Implemented in src/io/hub_dataset.cpp.
+std::string resolve_dataset_dir(const std::string& name, const std::string& revision,
+                                const std::string& what);
+
+/// The data files of one split of the dataset folder `dir` (a hub snapshot or
+/// any local folder), sorted, by the file-name conventions of datasets'
+/// data_files resolution (datasets/data_files.py, DEFAULT_PATTERNS_*): with
+/// `config` non-empty only under dir/<config>/ (push_to_hub's layout for a
+/// named config); the split named in the file name (train-00000-of-00002.parquet,
+/// data/train.jsonl, train_1.json: the name, then '-', '_', '.', ' ' or a
+/// digit), else files in a folder named after it (train/*.jsonl); "train"
+/// also matches "training", "validation" "valid", "val" and "dev", "test"
+/// "testing", "eval" and "evaluation" (datasets' keyword lists, tried in that
+/// order). Only .parquet, .jsonl, .ndjson and .json files count; hidden
+/// files and folders are skipped. Returns {} when no file matches. Throws
+/// loom::Error naming `what` when `config` is not a folder of `dir` (listing
+/// those that are), when the split's files have several formats, or when
+/// (no config given) they lie in several top-level folders other than data/
+/// (several configs: give --dataset_config).
+std::vector<std::string> dataset_split_files(const std::string& dir, const std::string& split,
+                                             const std::string& config, const std::string& what);
 
 }  // namespace loom

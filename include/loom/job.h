@@ -146,6 +146,16 @@ struct SftArguments {
   std::string packing_strategy = "bfd";
   /// Each batch's examples in one row, position ids restarting per example.
   bool padding_free = false;
+  /// A dataset folder or "org/name[@revision]" in the local Hugging Face
+  /// cache (TRL's ScriptArguments; loom/hub.h resolve_dataset_dir), in place
+  /// of train_file; its split files by datasets' conventions
+  /// (dataset_split_files). sft only.
+  std::string dataset_name;
+  std::string dataset_config;  ///< the config's folder (push_to_hub's layout)
+  std::string dataset_train_split = "train";
+  /// Evaluated when given no validation_file and the dataset has its files;
+  /// else validation_split_percentage of the train split is held back.
+  std::string dataset_test_split = "test";
 };
 
 /// Everything a job is built from, besides TrainingArguments.

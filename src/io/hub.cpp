@@ -54,9 +54,9 @@ bool looks_like_hub_repo(const std::string& name) {
          !fs::is_directory(name.substr(0, slash), ec);
 }
 
-// <cache>/models--ORG--NAME of a hub id.
-fs::path hub_repo_dir(const std::string& repo_id) {
-  std::string folder = "models--" + repo_id;
+// <cache>/models--ORG--NAME of a hub id (datasets--ORG--NAME for a dataset).
+fs::path hub_repo_dir(const std::string& repo_id, const char* kind = "models") {
+  std::string folder = std::string(kind) + "--" + repo_id;
   if (size_t slash = folder.find('/'); slash != std::string::npos) folder.replace(slash, 1, "--");
   return fs::path(hf_hub_cache_dir()) / folder;
 }
@@ -121,11 +121,13 @@ bool is_hub_id(const std::string& name) {
   return name.size() <= 200 && std::regex_match(name, kId) && name.find("..") == std::string::npos;
 }
 
-std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
-                                                const std::string& revision) {
+namespace {
+
+std::optional<std::string> find_snapshot(const std::string& repo_id, const std::string& revision,
+                                         const char* kind) {
   if (!is_hub_id(repo_id) || revision.empty() || revision.find("..") != std::string::npos)
     return std::nullopt;
-  const fs::path repo = hub_repo_dir(repo_id);
+  const fs::path repo = hub_repo_dir(repo_id, kind);
   std::string commit = revision;
   std::ifstream ref(repo / "refs" / revision);
   if (ref.good()) {
@@ -138,6 +140,18 @@ std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
   const fs::path snapshot = repo / "snapshots" / commit;
   if (!fs::is_directory(snapshot, ec)) return std::nullopt;
   return snapshot.string();
+}
+
+}  // namespace
+
+std::optional<std::string> find_cached_snapshot(const std::string& repo_id,
+                                                const std::string& revision) {
+  return find_snapshot(repo_id, revision, "models");
+}
+
+std::optional<std::string> find_cached_dataset_snapshot(const std::string& repo_id,
+                                                        const std::string& revision) {
+  return find_snapshot(repo_id, revision, "datasets");
 }
 
 std::string resolve_model_dir(const std::string& name_or_path, const std::string& revision,

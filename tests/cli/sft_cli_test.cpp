@@ -2,18 +2,27 @@
 // scratch, the tiny Qwen2-style tokenizer fixture with a ChatML template that
 // marks the assistant's tokens) trained on lazy for a few steps on a
 // conversational JSONL file: finite losses that fall, the truncation line,
-// assistant-only loss, and bad input as one `loom: error:` line.
+// assistant-only loss, and bad input as one `loom: error:` line. Also
+// `loom generate --chat` (the prompt rendered by the Qwen2.5 template of
+// ../shared/data, only the reply printed, stopped at <|im_end|>) and
+// `--dataset_name` from a fake hub cache.
 // Skips when the binary is not built.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
+#include "common/scoped_env.h"
+#include "common/shared_data.h"
+#include "loom/chat_template.h"
+#include "loom/tokenizer.h"
 
 namespace loom::testing {
 namespace {
@@ -185,6 +194,77 @@ TEST_F(SftCli, BadInputIsOneErrorLine) {
   f.insert(f.end(), {"--task", "nope"});
   expect_one_error_line(run_loom_cli(dir_, f),
                         "expected causal-lm, masked-lm, text-classification or sft");
+}
+
+// The reply: --chat prints what the same greedy generation adds after the
+// rendered prompt (the generation without --chat, from the rendered text),
+// cut at the template's end-of-turn token, special tokens left out.
+TEST_F(SftCli, GenerateChatRendersTheTemplateAndPrintsOnlyTheReply) {
+  if (!require_shared("chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja")) GTEST_SKIP();
+  const std::string model = kSftFixtures + "/tiny_qwen3";
+  const std::string tmpl = shared_data_dir() + "/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja";
+  ChatInput in;
+  in.messages_json =
+      R"([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi there"}])";
+  in.add_generation_prompt = true;
+  const std::string text = ChatTemplate::from_file(tmpl).apply(in).text;
+  EncodeOptions no_special;
+  no_special.add_special_tokens = false;
+  const size_t prompt_tokens =
+      Tokenizer::from_pretrained(model).encode(text, no_special).ids.size();
+  CliResult chat = run_loom_cli(
+      dir_, {"generate", "--model_name_or_path", model, "--chat", "--prompt", "hi there",
+             "--system", "be brief", "--chat_template_path", tmpl, "--max_new_tokens", "16"});
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_NE(chat.err.find("after " + std::to_string(prompt_tokens) + " prompt tokens"),
+            std::string::npos)
+      << chat.err;
+  CliResult plain = run_loom_cli(dir_, {"generate", "--model_name_or_path", model, "--prompt", text,
+                                        "--max_new_tokens", "16"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(plain.out.rfind(text, 0), 0u) << plain.out;
+  std::string reply = plain.out.substr(text.size());
+  reply = reply.substr(0, std::min(reply.find("<|im_end|>"), reply.find("<|endoftext|>")));
+  for (size_t at; (at = reply.find("<|im_start|>")) != std::string::npos;) reply.erase(at, 12);
+  if (!reply.empty() && reply.back() == '\n') reply.pop_back();
+  EXPECT_EQ(chat.out, reply + "\n");
+  EXPECT_EQ(chat.out.find("be brief"), std::string::npos);
+  // A conversation from a file: the same prompt; malformed JSON is one error line.
+  const std::string msgs = dir_.write(
+      "m.json",
+      R"([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi there"}])");
+  CliResult file =
+      run_loom_cli(dir_, {"generate", "--model_name_or_path", model, "--messages", msgs,
+                          "--chat_template_path", tmpl, "--max_new_tokens", "16"});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(file.out, chat.out);
+  const std::string bad = dir_.write("bad.json", R"([{"role": "user", "content": )");
+  expect_one_error_line(run_loom_cli(dir_, {"generate", "--model_name_or_path", model, "--messages",
+                                            bad, "--chat_template_path", tmpl}),
+                        "[loom generate] --messages '" + bad + "': chat template");
+}
+
+TEST_F(SftCli, DatasetNameTrainsFromTheHubCacheOrSaysHowToDownloadIt) {
+  const std::string commit(40, 'd');
+  const fs::path snap = fs::path(dir_.sub("hub")) / "datasets--org--chats" / "snapshots" / commit;
+  fs::create_directories(snap / "data");
+  fs::create_directories(fs::path(dir_.sub("hub")) / "datasets--org--chats" / "refs");
+  std::ofstream(fs::path(dir_.sub("hub")) / "datasets--org--chats" / "refs" / "main") << commit;
+  fs::copy_file(train_, snap / "data" / "train-00000-of-00001.jsonl");
+  ScopedEnv cache("HF_HUB_CACHE", dir_.sub("hub"));
+  std::vector<std::string> args = flags(dir_.sub("out"));
+  const auto at = std::find(args.begin(), args.end(), "--train_file");
+  *at = "--dataset_name";
+  *(at + 1) = "org/chats";
+  CliResult r = run_loom_cli(dir_, args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[sft] --dataset_name 'org/chats' (split train): 16 rows, conversational"),
+            std::string::npos)
+      << r.out;
+  *(at + 1) = "org/nothere@v1";
+  expect_one_error_line(run_loom_cli(dir_, args),
+                        "[sft] --dataset_name 'org/nothere@v1': the Hugging Face cache holds no "
+                        "snapshot of dataset org/nothere at revision 'v1'");
 }
 
 }  // namespace

@@ -212,10 +212,6 @@ std::string hf_flag_answer(const std::string& name) {
       {"push_to_hub", "loom does not upload: push output_dir with `hf upload`"},
       {"hub_model_id", "loom does not upload: push output_dir with `hf upload`"},
       {"hub_token", "loom does not upload: push output_dir with `hf upload`"},
-      {"dataset_name",
-       "loom reads local files: --train_file / --validation_file (fetch the "
-       "dataset with `hf download --repo-type dataset`)"},
-      {"dataset_config_name", "loom reads local files: --train_file / --validation_file"},
       {"cache_dir",
        "loom reads the local Hugging Face cache (HF_HUB_CACHE / HF_HOME) and never "
        "downloads"},

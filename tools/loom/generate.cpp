@@ -4,8 +4,15 @@
 // on the lazy device the prompt pass and the one-token step are the only two
 // compiled graphs). Prints the prompt and its continuation to stdout and the
 // timing (tokens/s) and, on the lazy device, the compile counters to stderr.
+// With --chat the prompt is a conversation (--prompt as one user message,
+// after --system; or --messages FILE.json) rendered by the model's chat
+// template with the generation prompt (data/sft/chat_turns.h finds the
+// template's end-of-turn token, which stops generation as eos does); only
+// the assistant's reply is printed.
 // Assumes the tokenizer files are in --tokenizer_name, else in the model dir.
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -14,7 +21,10 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "data/sft/chat_turns.h"
 #include "flags.h"
+#include "io/text_files.h"
+#include "loom/chat_template.h"
 #include "loom/error.h"
 #include "loom/generation.h"
 #include "loom/hub.h"
@@ -31,7 +41,9 @@ namespace {
 
 struct GenerateArgs {
   std::string model_name_or_path, tokenizer_name, prompt, device = "lazy", revision = "main";
-  std::string xla_plugin;  // --xla_plugin: the PJRT plugin for lazy:xla
+  std::string xla_plugin;                            // --xla_plugin: the PJRT plugin for lazy:xla
+  std::string system, messages, chat_template_path;  // --chat
+  bool chat = false;
   int64_t max_new_tokens = 20, top_k = 50, seed = 42;
   double temperature = 1.0, top_p = 1.0, repetition_penalty = 1.0;
   bool do_sample = false, use_cache = true, skip_special_tokens = false;
@@ -70,6 +82,54 @@ Tensor prompt_ids(const Tokenizer& tok, const std::string& text,
   return tensor_i64(ids, {1, static_cast<int64_t>(ids.size())});
 }
 
+// --chat: the conversation rendered with the generation prompt, tokenized
+// without special tokens (apply_chat_template(tokenize=True)); the template's
+// end-of-turn token and the tokenizer's eos join the stop ids.
+Tensor chat_prompt_ids(const GenerateArgs& a, const std::string& tok_dir, const Tokenizer& tok,
+                       GenerationConfig& gc) {
+  LOOM_CHECK(a.messages.empty() || (a.prompt.empty() && a.system.empty()),
+             "[loom generate] --messages replaces --prompt and --system: give one or the other");
+  ChatTemplate tmpl = ChatTemplate::from_pretrained(tok_dir, a.chat_template_path);
+  ChatInput in;
+  if (!a.messages.empty())
+    LOOM_CHECK(std::filesystem::is_regular_file(a.messages), "[loom generate] --messages '",
+               a.messages, "': no such file");
+  in.messages_json = a.messages.empty() ? data::chat_messages_json(a.prompt, a.system)
+                                        : io::read_file_text(a.messages, "loom generate");
+  in.add_generation_prompt = true;
+  std::string text;
+  try {
+    text = tmpl.apply(in).text;
+  } catch (const Error& e) {
+    fail("[loom generate] ", a.messages.empty() ? "--prompt" : "--messages '" + a.messages + "'",
+         ": chat template ", tmpl.name(), ": ", e.what());
+  }
+  EncodeOptions e;
+  e.add_special_tokens = false;
+  std::vector<int64_t> ids;
+  for (int32_t id : tok.encode(text, e).ids) ids.push_back(id);
+  LOOM_CHECK(!ids.empty(), "[loom generate] the chat template ", tmpl.name(),
+             " rendered an empty prompt");
+  for (std::optional<int32_t> stop : {data::end_of_turn_id(tmpl, tok), tok.eos_token_id()})
+    if (stop) gc.eos_token_ids.push_back(*stop);
+  return tensor_i64(ids, {1, static_cast<int64_t>(ids.size())});
+}
+
+// The reply: the new tokens up to (not including) the first stop id.
+std::vector<int32_t> reply_ids(const GenerateOutput& out, int64_t prompt_tokens,
+                               const GenerationConfig& gc) {
+  std::vector<int32_t> reply;
+  const std::vector<int64_t> all = out.sequences.to_vector<int64_t>();
+  for (size_t i = static_cast<size_t>(prompt_tokens); i < all.size(); ++i) {
+    const bool stop = (gc.eos_token_id && all[i] == *gc.eos_token_id) ||
+                      std::find(gc.eos_token_ids.begin(), gc.eos_token_ids.end(), all[i]) !=
+                          gc.eos_token_ids.end();
+    if (stop) break;
+    reply.push_back(static_cast<int32_t>(all[i]));
+  }
+  return reply;
+}
+
 // The stderr summary: tokens, time, tokens/s after the prompt pass and, on
 // the lazy device, the graphs compiled by this generation.
 void print_summary(const GenerateOutput& out, int64_t prompt_tokens, const Device& device,
@@ -103,20 +163,26 @@ void run_generate(const GenerateArgs& a) {
   const std::string model_dir =
       resolve_model_dir(a.model_name_or_path, a.revision, "[loom generate] --model_name_or_path");
   auto model = load_causal_lm(model_dir, device);
-  Tokenizer tok = Tokenizer::from_pretrained(
+  const std::string tok_dir =
       a.tokenizer_name.empty()
           ? model_dir
-          : resolve_model_dir(a.tokenizer_name, a.revision, "[loom generate] --tokenizer_name"));
+          : resolve_model_dir(a.tokenizer_name, a.revision, "[loom generate] --tokenizer_name");
+  Tokenizer tok = Tokenizer::from_pretrained(tok_dir);
   gc.eos_token_id = model->pretrained_config().eos_token_id;
   gc.eos_token_ids = model->pretrained_config().eos_token_ids;
   gc.pad_token_id = model->pretrained_config().pad_token_id;
   manual_seed(static_cast<uint64_t>(a.seed));
-  Tensor ids = prompt_ids(tok, a.prompt, model->pretrained_config().bos_token_id);
+  const bool chat = a.chat || !a.messages.empty();
+  Tensor ids = chat ? chat_prompt_ids(a, tok_dir, tok, gc)
+                    : prompt_ids(tok, a.prompt, model->pretrained_config().bos_token_id);
   int64_t compiles_before = metrics::counter("UncachedCompile");
   GenerateOutput out = generate(*model, ids.to(device), gc);
   std::vector<int32_t> all;
   for (int64_t id : out.sequences.to_vector<int64_t>()) all.push_back(static_cast<int32_t>(id));
-  std::cout << tok.decode(all, a.skip_special_tokens) << std::endl;
+  if (chat)
+    std::cout << tok.decode(reply_ids(out, ids.size(1), gc), true) << std::endl;
+  else
+    std::cout << tok.decode(all, a.skip_special_tokens) << std::endl;
   print_summary(out, ids.size(1), device, metrics::counter("UncachedCompile") - compiles_before);
 }
 
@@ -135,7 +201,19 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--revision", args->revision,
                   "Hub ids: the branch, tag or commit of the cached snapshot")
       ->capture_default_str();
-  cmd->add_option("--prompt", args->prompt, "Text to continue (empty: start from bos)");
+  cmd->add_option("--prompt", args->prompt,
+                  "Text to continue (empty: start from bos); with --chat the user's message");
+  add_bool_flag(*cmd, "--chat", args->chat,
+                "Render --prompt (one user message, after --system) with the model's chat "
+                "template and the generation prompt; stop at its end-of-turn token and print "
+                "only the reply",
+                "loom generate");
+  cmd->add_option("--system", args->system, "--chat: a system message before the user's");
+  cmd->add_option("--messages", args->messages,
+                  "--chat with a conversation: a .json file holding a list of {role, content} "
+                  "messages (implies --chat)");
+  cmd->add_option("--chat_template_path", args->chat_template_path,
+                  "--chat: a .jinja template replacing the tokenizer's");
   cmd->add_option("--max_new_tokens", args->max_new_tokens, "Tokens to generate")
       ->check(decimal_integer())
       ->capture_default_str();

@@ -175,6 +175,53 @@ Example prompt_completion(const SftRow& row, bool conversational, const Tokenize
   return ex;
 }
 
+// A list of integers (input_ids, a mask), checked.
+std::vector<int64_t> int_list(const OJson& row, const std::string& key, const std::string& where) {
+  const OJson& v = row[key];
+  LOOM_CHECK(v.is_array(), "[sft] ", where, ": field '", key,
+             "': expected a list of integers, got ", v.type_name());
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    LOOM_CHECK(v[i].is_number_integer(), "[sft] ", where, ": field '", key, "[", i,
+               "]': expected an integer, got ", v[i].type_name());
+    out.push_back(v[i].get<int64_t>());
+  }
+  return out;
+}
+
+// A pre-tokenized row (TRL's is_processed): its ids, the masks it carries
+// folded into labels as build_labels does.
+Example tokenized(const SftRow& row, const Tokenizer& tok, const SftOptions& o) {
+  const OJson& v = row.value;
+  Example ex;
+  ex.input_ids = int_list(v, "input_ids", row.where);
+  const int64_t vocab = tok.vocab_size();
+  for (int64_t id : ex.input_ids)
+    LOOM_CHECK(id >= 0 && id < vocab, "[sft] ", row.where, ": field 'input_ids': id ", id,
+               " is outside the tokenizer's ", vocab, " tokens");
+  auto mask = [&](const char* key) {
+    std::vector<int32_t> m;
+    for (int64_t x : int_list(v, key, row.where)) m.push_back(static_cast<int32_t>(x));
+    LOOM_CHECK(m.size() == ex.input_ids.size(), "[sft] ", row.where, ": field '", key, "' has ",
+               m.size(), " entries but input_ids has ", ex.input_ids.size());
+    return m;
+  };
+  std::vector<int32_t> completion, assistant;
+  const bool use_completion =
+      o.completion_only_loss.value_or(true) && v.contains("completion_mask");
+  if (use_completion) completion = mask("completion_mask");
+  if (o.assistant_only_loss) {
+    LOOM_CHECK(v.contains("assistant_masks"), "[sft] ", row.where,
+               ": --assistant_only_loss: a tokenized row needs 'assistant_masks'");
+    assistant = mask("assistant_masks");
+    ex.special_tokens_mask.assign(assistant.begin(), assistant.end());
+  }
+  ex.labels = labels_of(ex.input_ids, use_completion ? &completion : nullptr,
+                        o.assistant_only_loss ? &assistant : nullptr);
+  return ex;
+}
+
 }  // namespace
 
 const char* sft_schema_name(SftSchema schema) {
@@ -187,6 +234,8 @@ const char* sft_schema_name(SftSchema schema) {
       return "prompt-completion";
     case SftSchema::kConversationalPromptCompletion:
       return "conversational prompt-completion";
+    case SftSchema::kTokenized:
+      return "tokenized";
   }
   return "?";
 }
@@ -194,6 +243,7 @@ const char* sft_schema_name(SftSchema schema) {
 SftSchema sft_schema(const SftRow& row, const std::string& dataset_text_field) {
   const OJson& v = row.value;
   LOOM_CHECK(v.is_object(), "[sft] ", row.where, ": expected a JSON object, got ", v.type_name());
+  if (v.contains("input_ids")) return SftSchema::kTokenized;
   if (v.contains("prompt")) {
     LOOM_CHECK(v.contains("completion"), "[sft] ", row.where,
                ": field 'completion': missing (a row with 'prompt' is prompt-completion)");
@@ -205,7 +255,8 @@ SftSchema sft_schema(const SftRow& row, const std::string& dataset_text_field) {
   if (v.contains("messages")) return SftSchema::kMessages;
   LOOM_CHECK(v.contains(dataset_text_field), "[sft] ", row.where,
              ": no recognised schema: expected '", dataset_text_field,
-             "' (--dataset_text_field), 'messages', or 'prompt' + 'completion'; the row has keys: ",
+             "' (--dataset_text_field), 'messages', 'prompt' + 'completion', or 'input_ids'; the "
+             "row has keys: ",
              keys_of(v));
   return SftSchema::kText;
 }
@@ -235,6 +286,9 @@ Example sft_example(const SftRow& row, SftSchema schema, const Tokenizer& tok,
       ex = prompt_completion(row, schema == SftSchema::kConversationalPromptCompletion, tok, tmpl,
                              o);
       break;
+    case SftSchema::kTokenized:
+      ex = tokenized(row, tok, o);
+      break;
   }
   if (o.assistant_only_loss) {
     // TRL raises RuntimeError: at least one example has no assistant tokens.
@@ -262,17 +316,20 @@ SftExamples sft_examples(const std::vector<SftRow>& rows, const Tokenizer& tok,
   }
   const bool conversational = out.schema == SftSchema::kMessages ||
                               out.schema == SftSchema::kConversationalPromptCompletion;
-  LOOM_CHECK(!o.assistant_only_loss || conversational, "[sft] ", rows.front().where,
+  const bool tokenized_rows = out.schema == SftSchema::kTokenized;
+  LOOM_CHECK(!o.assistant_only_loss || conversational || tokenized_rows, "[sft] ",
+             rows.front().where,
              ": --assistant_only_loss needs conversational rows ('messages', or 'prompt' + "
              "'completion' message lists), got ",
              sft_schema_name(out.schema));
-  LOOM_CHECK(conversational || !o.eos_token.empty(), "[sft] ", rows.front().where, ": ",
-             sft_schema_name(out.schema),
+  LOOM_CHECK(conversational || tokenized_rows || !o.eos_token.empty(), "[sft] ", rows.front().where,
+             ": ", sft_schema_name(out.schema),
              " rows get the EOS token appended, but the tokenizer has none: give --eos_token");
   SftOptions opts = o;
   if (!opts.completion_only_loss)
     opts.completion_only_loss = out.schema == SftSchema::kPromptCompletion ||
-                                out.schema == SftSchema::kConversationalPromptCompletion;
+                                out.schema == SftSchema::kConversationalPromptCompletion ||
+                                out.schema == SftSchema::kTokenized;  // its completion_mask, if any
   // Tokenize on all cores; an error is kept per row and the first one rethrown.
   std::vector<Example> all(rows.size());
   std::vector<std::exception_ptr> errors(rows.size());

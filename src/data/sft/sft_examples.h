@@ -31,8 +31,16 @@ namespace loom::data {
 
 /// TRL's dataset types (docs/sft.md): language modeling ({"text"}),
 /// conversational ({"messages"}), prompt-completion in standard (strings) and
-/// conversational (message lists) form.
-enum class SftSchema { kText, kMessages, kPromptCompletion, kConversationalPromptCompletion };
+/// conversational (message lists) form, and rows already tokenized
+/// ({"input_ids"}, optional "completion_mask" / "assistant_masks": TRL's
+/// is_processed datasets, used as they are).
+enum class SftSchema {
+  kText,
+  kMessages,
+  kPromptCompletion,
+  kConversationalPromptCompletion,
+  kTokenized
+};
 
 /// "language modeling", "conversational", ...: the schema as TRL's docs name it.
 const char* sft_schema_name(SftSchema schema);
@@ -68,7 +76,8 @@ struct SftExamples {
   int64_t dropped = 0;    ///< rows left with no label token after the cut, dropped (as TRL)
 };
 
-/// The schema of one row, as TRL's tokenize_fn picks it: "prompt" first (with
+/// The schema of one row, as TRL's _prepare_dataset picks it: "input_ids"
+/// (already tokenized) first, then as its tokenize_fn: "prompt" (with
 /// "completion"), then "messages", then `dataset_text_field`. Throws
 /// loom::Error for a row that is not an object or has none of them.
 SftSchema sft_schema(const SftRow& row, const std::string& dataset_text_field);

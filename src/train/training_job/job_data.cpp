@@ -472,6 +472,9 @@ void load_classification_data(ClassificationData& out, const JobArguments& job,
 JobData load_job_data(const JobArguments& job, const ModelPlan& plan, const Tokenizer& tokenizer,
                       bool want_train, bool want_eval) {
   if (plan.task == kTaskSft) return load_sft_data(job, plan, tokenizer, want_train, want_eval);
+  LOOM_CHECK(job.dataset_name.empty(), "[data] --dataset_name '", job.dataset_name,
+             "': read by --task sft only; for task ", plan.task,
+             " give the dataset's files with --train_file / --validation_file");
   const Source train_src("train_file", job.train_file, job.train_rows);
   const Source eval_src("validation_file", job.validation_file, job.validation_rows);
   const bool split = want_eval && eval_src.empty();

@@ -1,11 +1,10 @@
 // Task sft's data (load_sft_data, loom/job.h): reads the train / validation
-// rows (.jsonl, .json: an array of objects or JSON lines; JSON rows or texts
-// in memory), holds back the validation split as the other tasks do, loads
-// the chat template when the rows are conversational, and hands the rows to
-// data::sft_examples (src/data/sft/), which tokenizes them as TRL's
-// SFTTrainer. Prints one line per split: rows, schema, truncated, dropped.
-// With --packing the examples are then packed (data/sft/sft_packing.h).
-// Assumes plan.max_positions bounds every example.
+// rows (.jsonl, .json, .parquet files, a dataset folder's split files,
+// --dataset_name from the hub cache; JSON rows or texts in memory), holds back the validation split
+// as the other tasks do, loads the chat template when the rows are conversational, and hands the
+// rows to data::sft_examples (src/data/sft/), which tokenizes them as TRL's SFTTrainer. Prints one
+// line per split: rows, schema, truncated, dropped. With --packing the examples are then packed
+// (data/sft/sft_packing.h). Assumes plan.max_positions bounds every example.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,11 +12,12 @@
 #include <optional>
 
 #include "data/sft/sft_examples.h"
+#include "data/sft/sft_files.h"
 #include "data/sft/sft_packing.h"
 #include "io/json_parse.h"
-#include "io/text_files.h"
 #include "loom/dist.h"
 #include "loom/error.h"
+#include "loom/hub.h"
 #include "loom/job.h"
 
 namespace loom {
@@ -27,14 +27,22 @@ namespace {
 
 using OJson = nlohmann::ordered_json;
 
-// A split's rows: from a file or from rows in memory.
+// A split's rows: from a file, the split's files of a dataset folder
+// (--train_file DIR, --dataset_name), or rows in memory.
 struct SftSource {
-  std::string flag;  // "train_file" or "validation_file"
-  std::string path;
+  std::string flag;  // "train_file", "validation_file" or "dataset_name"
+  std::string path;  // a file or a dataset folder
   const DataRows* rows = nullptr;
+  std::string split;               // of a dataset folder: "train", "test", ...
+  std::string label;               // --dataset_name's value, for messages
+  std::vector<std::string> files;  // resolved: the split's files
   bool empty() const { return path.empty() && !rows; }
   std::string name() const { return rows ? "<" + flag.substr(0, flag.find('_')) + " rows>" : path; }
-  std::string what() const { return rows ? name() : "--" + flag + " '" + path + "'"; }
+  std::string what() const {
+    if (rows) return name();
+    if (!label.empty()) return "--" + flag + " '" + label + "' (split " + split + ")";
+    return "--" + flag + " '" + path + "'";
+  }
 };
 
 void check_sft_arguments(const JobArguments& job) {
@@ -48,35 +56,36 @@ void check_sft_arguments(const JobArguments& job) {
              job.max_length.value_or(0));
 }
 
-std::vector<data::SftRow> rows_of_file(const SftSource& src) {
-  const std::string ext = fs::path(src.path).extension().string();
-  LOOM_CHECK(ext != ".parquet", "[sft] ", src.what(),
-             ": Parquet is not implemented yet in loom; convert it to JSON lines (e.g. "
-             "datasets' to_json(..., lines=True))");
-  LOOM_CHECK(ext == ".jsonl" || ext == ".ndjson" || ext == ".json", "[sft] ", src.what(),
-             ": sft reads .jsonl or .json files (TRL's dataset schemas), got '", ext, "'");
-  LOOM_CHECK(fs::is_regular_file(src.path), "[data] ", src.what(), ": no such file");
-  const std::string text = io::read_file_text(src.path, "sft");
+// The files of a source: itself, or a dataset folder's split files.
+std::vector<std::string> source_files(const SftSource& src, const JobArguments& job) {
+  if (!src.files.empty()) return src.files;
+  std::error_code ec;
+  if (!fs::is_directory(src.path, ec)) return {src.path};
+  const std::string split =
+      src.split.empty() ? (src.flag == "train_file" ? "train" : "validation") : src.split;
+  std::vector<std::string> files =
+      dataset_split_files(src.path, split, job.dataset_config, "[sft] " + src.what());
+  LOOM_CHECK(!files.empty(), "[sft] ", src.what(), ": no files of split '", split, "' in ",
+             src.path, " (datasets' conventions: data/", split, "-00000-of-00001.parquet, ", split,
+             ".jsonl, ", split, "/*.json, ...)");
+  return files;
+}
+
+std::vector<data::SftRow> rows_of_files(const SftSource& src, const JobArguments& job) {
   std::vector<data::SftRow> out;
-  const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
-  if (first != std::string::npos && text[first] == '[') {  // one array of objects
-    OJson all = io::parse_json<OJson>(text, "[sft] " + src.path);
-    for (size_t i = 0; i < all.size(); ++i)
-      out.push_back({std::move(all[i]), src.path + ": row " + std::to_string(i + 1)});
-    return out;
-  }
-  std::vector<std::string> lines = io::split_text_lines(text, /*keep_linebreaks=*/false);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = src.path + ":" + std::to_string(i + 1);
-    out.push_back({io::parse_json<OJson>(lines[i], "[sft] " + where), where});
+  const std::vector<std::string> files = source_files(src, job);
+  for (const std::string& f : files) {
+    const std::string what = files.size() == 1 && f == src.path ? src.what() : "'" + f + "'";
+    std::vector<data::SftRow> rows = data::read_sft_rows(f, what, job.dataset_text_field);
+    out.insert(out.end(), std::make_move_iterator(rows.begin()),
+               std::make_move_iterator(rows.end()));
   }
   return out;
 }
 
 // Text rows become language-modeling rows {dataset_text_field: text}.
 std::vector<data::SftRow> rows_of(const SftSource& src, const JobArguments& job) {
-  if (!src.rows) return rows_of_file(src);
+  if (!src.rows) return rows_of_files(src, job);
   std::vector<data::SftRow> out;
   for (size_t i = 0; i < src.rows->rows.size(); ++i) {
     const std::string where = src.name() + ":" + std::to_string(i + 1);
@@ -173,6 +182,25 @@ void keep_first(std::shared_ptr<data::InMemoryDataset>& ds, const std::optional<
   ds = std::make_shared<data::InMemoryDataset>(std::vector(ex.begin(), ex.begin() + *n));
 }
 
+// --dataset_name: the train split, and (when evaluating without
+// --validation_file) the test split's files if the dataset has them; else
+// the validation split is held back from train as for --train_file.
+void dataset_sources(const JobArguments& job, SftSource& train, SftSource& eval, bool want_eval) {
+  LOOM_CHECK(train.empty(),
+             "[sft] give --dataset_name or --train_file, not both (got --train_file '",
+             train.name(), "' and --dataset_name '", job.dataset_name, "')");
+  const std::string dir = resolve_dataset_dir(job.dataset_name, "main", "[sft] --dataset_name");
+  train = SftSource{"dataset_name", dir, nullptr, job.dataset_train_split, job.dataset_name, {}};
+  train.files = source_files(train, job);
+  if (!want_eval || !eval.empty()) return;
+  SftSource test{"dataset_name", dir, nullptr, job.dataset_test_split, job.dataset_name, {}};
+  std::vector<std::string> files =
+      dataset_split_files(dir, test.split, job.dataset_config, "[sft] " + test.what());
+  if (files.empty()) return;
+  test.files = std::move(files);
+  eval = std::move(test);
+}
+
 }  // namespace
 
 std::vector<int64_t> sft_length_buckets(int64_t max_length) {
@@ -188,13 +216,19 @@ JobData load_sft_data(const JobArguments& job, const ModelPlan& plan, const Toke
   LOOM_CHECK(!job.max_length || *job.max_length <= plan.max_positions, "[sft] --max_length ",
              job.max_length.value_or(0), " is longer than the model's ", plan.max_positions,
              " positions");
-  const SftSource train{"train_file", job.train_file, job.train_rows ? &*job.train_rows : nullptr};
-  const SftSource eval{"validation_file", job.validation_file,
-                       job.validation_rows ? &*job.validation_rows : nullptr};
+  SftSource train{
+      "train_file", job.train_file, job.train_rows ? &*job.train_rows : nullptr, "", "", {}};
+  SftSource eval{"validation_file",
+                 job.validation_file,
+                 job.validation_rows ? &*job.validation_rows : nullptr,
+                 "",
+                 "",
+                 {}};
+  if (!job.dataset_name.empty()) dataset_sources(job, train, eval, want_eval);
   const bool split = want_eval && eval.empty();
   std::vector<data::SftRow> train_rows, eval_rows;
   if (want_train || split) {
-    LOOM_CHECK(!train.empty(), "[data] --train_file is required");
+    LOOM_CHECK(!train.empty(), "[data] --train_file (or --dataset_name) is required");
     train_rows = rows_of(train, job);
     LOOM_CHECK(!train_rows.empty(), "[sft] ", train.what(), " has no rows");
   }
