@@ -44,10 +44,15 @@ log "scope: $scope"
 build_dir="${LOOM_BUILD_DIR:-build}"
 asan_dir="${LOOM_ASAN_BUILD_DIR:-build-asan}"
 test_timeout="${LOOM_TEST_TIMEOUT:-600}"
+# Parquet (Arrow C++ from setup.sh's pyarrow) likewise: required under CI, so
+# its tests never skip there. Given explicitly because the build folder is also
+# the Python package's, where it defaults to OFF (CMakeLists.txt).
 if [[ "${CI:-}" == "true" ]]; then
   mpi="${LOOM_MPI:-ON}"
+  parquet="${LOOM_PARQUET:-ON}"
 else
   mpi="${LOOM_MPI:-AUTO}"
+  parquet="${LOOM_PARQUET:-AUTO}"
 fi
 
 # run_ctest DIR [ctest args...]: every registered test (or those the args
@@ -71,7 +76,7 @@ run_ctest() {
 run_python_tests() {
   CMAKE_BUILD_PARALLEL_LEVEL="$LOOM_JOBS" "$LOOM_ROOT/.venv/bin/python" -m pip install -q \
     --disable-pip-version-check --no-build-isolation -C build-dir="$LOOM_ROOT/$build_dir" \
-    -C cmake.define.LOOM_BUILD_BENCH=ON "$LOOM_ROOT" || return $?
+    -C cmake.define.LOOM_BUILD_BENCH=ON -C cmake.define.LOOM_PARQUET="$parquet" "$LOOM_ROOT" || return $?
   local status=0
   # LOOM_CLI: test_run_clm.py compares the Python Trainer's losses with `loom train`'s.
   LOOM_CLI="$LOOM_ROOT/$build_dir/loom" "$LOOM_ROOT/.venv/bin/python" -m pytest -q \
@@ -87,7 +92,7 @@ phase "setup" bash scripts/setup.sh
 # LOOM_PYTHON=ON: the Python phase's `pip install .` builds in this folder.
 phase "configure" configure "$build_dir" \
   -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_BENCH=ON -DLOOM_SANITIZE=OFF -DLOOM_UNITY_BUILD=ON \
-  -DLOOM_MPI="$mpi" -DLOOM_PYTHON=ON -DPython_EXECUTABLE="$LOOM_ROOT/.venv/bin/python"
+  -DLOOM_MPI="$mpi" -DLOOM_PARQUET="$parquet" -DLOOM_PYTHON=ON -DPython_EXECUTABLE="$LOOM_ROOT/.venv/bin/python"
 phase "build" cmake --build "$build_dir" -j"$LOOM_JOBS"
 # Release tests that run only at LOOM_TEST_SCOPE=all (scripts/milestone_check.sh),
 # 824 of the phase's 2,084 test-seconds on 2 cores (2026-12-08). Each has a
@@ -122,7 +127,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN
 export LSAN_OPTIONS="suppressions=$LOOM_ROOT/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 phase "asan configure" configure "$asan_dir" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON -DLOOM_MPI="$mpi"
+  -DLOOM_BUILD_BENCH=OFF -DLOOM_SANITIZE=ON -DLOOM_UNITY_BUILD=ON -DLOOM_MPI="$mpi" -DLOOM_PARQUET="$parquet"
 # At LOOM_TEST_SCOPE=change only what the unit and kernel suites run: the test
 # binary (it depends on the CLI, the dist worker and the fake plugins), not the
 # examples, whose tests are end-to-end ones.

@@ -283,6 +283,19 @@ std::shared_ptr<PretrainedModel> build_model(const ModelPlan& plan, const JobDat
 /// "[loom train] ... more than the N GB of memory available ...".
 void check_training_fits(const ModelPlan& plan, const TrainingArguments& args);
 
+/// Refuses, by name, an argument in `given` that the job's task does not read
+/// (so none is accepted and ignored): block_size and keep_linebreaks outside
+/// causal-lm, mlm_probability outside masked-lm, max_seq_length outside
+/// masked-lm and text-classification (on sft: "TRL's old name: --max_length"),
+/// pad_to_max_length / label_column / text_pair_column outside
+/// text-classification, pad_to_multiple_of outside text-classification and
+/// sft, and SFTConfig's arguments (max_length, packing, ...) outside sft; and
+/// lora_r / lora_alpha / lora_dropout / lora_target_modules without use_lora.
+/// build_job calls it after plan_model, before any data is read. Throws
+/// loom::Error "[job] --<name>: read by task ... only; this job's task is ...".
+void check_arguments_serve_task(const JobArguments& job, const ModelPlan& plan,
+                                const std::set<std::string>& given);
+
 /// Refuses merge_lora without use_lora, and use_lora without
 /// model_name_or_path (loom::Error "[loom train] ...").
 void check_lora_arguments(const JobArguments& job);

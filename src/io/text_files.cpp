@@ -4,6 +4,7 @@
 // memory anyway).
 #include "io/text_files.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -159,7 +160,13 @@ size_t TextTable::column(const std::string& name) const {
     if (columns[i] == name) return i;
   std::ostringstream names;
   for (size_t i = 0; i < columns.size(); ++i) names << (i ? ", " : "") << columns[i];
-  fail("[", reader, "] ", source, ": no column '", name, "' (columns: ", names.str(), ")");
+  // TRL's schemas given to a task that reads text: say which task reads them.
+  const auto has = [&](const char* c) {
+    return std::find(columns.begin(), columns.end(), c) != columns.end();
+  };
+  const bool trl = has("messages") || (has("prompt") && has("completion"));
+  fail("[", reader, "] ", source, ": no column '", name, "' (columns: ", names.str(), ")",
+       trl ? "; conversational or prompt-completion rows are read by --task sft" : "");
 }
 
 TextTable parse_csv(std::string_view text, char delimiter, const std::string& source) {

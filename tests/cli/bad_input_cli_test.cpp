@@ -231,11 +231,17 @@ TEST_F(LoomBadInput, IntegerLabelsAreRemappedAsRunGlue) {
 
 TEST_F(LoomBadInput, PaddingLongerThanThePositionsIsAnError) {
   // Before: batches padded to a multiple of 10^6 tokens were allocated.
-  auto flags = gpt2_flags(corpus(20));
+  const std::string csv = dir_.write("pad.csv", "sentence,label\ngood,1\nbad,0\n");
+  auto flags = bert_flags(csv, csv);
   flags.insert(flags.end(), {"--pad_to_multiple_of", "1000000"});
   expect_one_error_line(
       run_loom_cli(dir_, flags),
-      "[data] --pad_to_multiple_of 1000000 is longer than the model's 32 positions");
+      "[data] --pad_to_multiple_of 1000000 is longer than the model's 64 positions");
+  // causal-lm reads blocks, never pads: the flag is refused there by name.
+  flags = gpt2_flags(corpus(20));
+  flags.insert(flags.end(), {"--pad_to_multiple_of", "8"});
+  expect_one_error_line(run_loom_cli(dir_, flags),
+                        "[job] --pad_to_multiple_of: read by task text-classification or sft only");
 }
 
 TEST_F(LoomBadInput, SecondRunIntoTheSameOutputDirFailsAtStart) {

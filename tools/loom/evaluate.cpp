@@ -32,8 +32,17 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
   args.do_train = false;
   args.do_eval = true;
   // Nothing is written without --output_dir: no TensorBoard files either
-  // (they would land in ./trainer_output/runs/, or fail where it is read-only).
-  if (!cmd.given.count("output_dir")) args.report_to = "none";
+  // (they would land in ./trainer_output/runs/, or fail where it is read-only),
+  // so a flag that asks for files is an error rather than ignored.
+  if (!cmd.given.count("output_dir")) {
+    for (const char* name : {"logging_dir", "report_to"})
+      LOOM_CHECK(!cmd.given.count(name) ||
+                     (std::string(name) == "report_to" && cmd.given.at(name) == "none"),
+                 "[loom evaluate] --", name,
+                 " needs --output_dir (without it loom evaluate "
+                 "prints its metrics and writes no file)");
+    args.report_to = "none";
+  }
   args.validate();
   start_ranks(cmd, args);  // launch.h
   // An unusable --output_dir fails now, naming the flag, not after evaluating.

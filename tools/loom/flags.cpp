@@ -95,11 +95,27 @@ void FlagSet::refuse(const std::string& name, const std::string& why) { refused_
 void FlagSet::check_unknown(const CLI::App& app, const std::string& command) const {
   std::vector<std::string> names;
   for (const FlagInfo& f : flags_) names.push_back(f.name);
-  for (const std::string& arg : app.remaining()) {
-    if (arg == positional_config(app)) continue;
+  const std::vector<std::string> left = app.remaining();
+  const std::string config = positional_config(app);
+  for (size_t i = 0; i < left.size(); ++i) {
+    const std::string& arg = left[i];
+    if (arg == config) continue;
     if (arg.rfind("-", 0) == 0) {
       std::string name = arg.substr(std::min(arg.find_first_not_of('-'), arg.size()));
-      name = name.substr(0, name.find('='));
+      const size_t eq = name.find('=');
+      // Its value: after '=', else the next word (a number may start with '-'),
+      // else "true" (a bare boolean flag).
+      std::string value = eq == std::string::npos ? "true" : name.substr(eq + 1);
+      name = name.substr(0, eq);
+      const bool next_is_value =
+          eq == std::string::npos && i + 1 < left.size() && left[i + 1] != config &&
+          (left[i + 1].rfind("-", 0) != 0 ||
+           left[i + 1].find_first_not_of("-0123456789.") == std::string::npos);
+      if (next_is_value) value = left[i + 1];
+      if (hf_value_asks_nothing(name, value)) {  // `--fp16 false`: asks for nothing
+        i += next_is_value ? 1 : 0;
+        continue;
+      }
       if (auto it = refused_.find(name); it != refused_.end())
         fail("[", command, "] --", name, ": ", it->second);
     }
@@ -156,6 +172,11 @@ std::map<std::string, std::string> FlagSet::read_config(const std::string& path)
   LOOM_CHECK(j.is_object(), "[config] ", path, ": expected a JSON object of flag names to values");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : j.items()) {
+    // HF's default of a flag loom does not have ("fp16": false, "do_predict":
+    // false in an exported training_args.json) asks for nothing.
+    if (!contains(key) && (value.is_null() || value.is_primitive()) &&
+        hf_value_asks_nothing(key, json_to_flag_text(value, key, path)))
+      continue;
     if (std::string answer = hf_flag_answer(key); !answer.empty())
       fail("[config] ", path, ": ", key, ": not supported: ", answer);
     if (auto it = refused_.find(key); it != refused_.end())
@@ -228,6 +249,57 @@ std::string hf_flag_answer(const std::string& name) {
       {"test_file",
        "loom train does not predict (--do_predict is refused); score a labelled "
        "test file with `loom evaluate --validation_file FILE`"},
+      // Other fields of TrainingArguments, run_clm's arguments, TRL's and
+      // PEFT's: their defaults are accepted (hf_defaults.cpp), other values
+      // get these answers.
+      {"fp16_full_eval", "loom's mixed precision is bf16 autocast: use --bf16"},
+      {"hub_strategy", "loom does not upload: push output_dir with `hf upload`"},
+      {"hub_private_repo", "loom does not upload: push output_dir with `hf upload`"},
+      {"hub_always_push", "loom does not upload: push output_dir with `hf upload`"},
+      {"neftune_noise_alpha", "NEFTune's embedding noise is not implemented in loom"},
+      {"group_by_length",
+       "not implemented; for sft, --packing or --padding_free removes the padding instead"},
+      {"remove_unused_columns",
+       "loom reads only the columns the task names (--text_column, --label_column, ...): the "
+       "others are always left out"},
+      {"dataloader_pin_memory",
+       "no pinned memory: batches are staged for the lazy device by its loader (docs/data.md)"},
+      {"dataloader_persistent_workers",
+       "loom's --dataloader_num_workers are threads, started per epoch at a thread's cost "
+       "(no process to keep)"},
+      {"dataloader_prefetch_factor", "loom's loader prefetches a fixed two batches per worker"},
+      {"full_determinism",
+       "loom's runs are deterministic for a --seed already (the same Philox bits on every "
+       "device): drop the flag"},
+      {"auto_find_batch_size",
+       "not implemented: loom checks the step's memory plan before the first step and "
+       "refuses a batch that does not fit"},
+      {"average_tokens_across_devices",
+       "loom always divides a step's loss by the target tokens of the whole step across "
+       "ranks (num_items_in_batch): only true"},
+      {"optim_args", "loom's optimizers take their arguments as flags (--adam_beta1, ...)"},
+      {"use_liger_kernel", "loom's fused kernels are its own (the fused cross-entropy is on)"},
+      {"save_on_each_node", "rank 0 writes every checkpoint file (docs/distributed.md)"},
+      {"skip_memory_metrics",
+       "loom always reports memory: TrainPeakRssBytes in lazy_metrics.json (docs/lazy.md)"},
+      {"accelerator_config", "loom does not use Accelerate; ranks come from mpirun"},
+      {"preprocessing_num_workers",
+       "tokenizing uses every core already (LOOM_NUM_THREADS), and its result is cached"},
+      {"overwrite_cache",
+       "the token cache is keyed by the file's contents and the tokenizer, so it never "
+       "answers for other data (docs/data.md)"},
+      {"streaming", "not implemented: loom tokenizes the file once into its token cache"},
+      {"low_cpu_mem_usage", "loom loads weights straight into the model's tensors already"},
+      {"use_fast_tokenizer", "loom has one tokenizer (tokenizer.json's, the fast one): only true"},
+      {"token", "loom never downloads: it reads the local Hugging Face cache"},
+      {"line_by_line", "not implemented: masked-lm groups the text into --max_seq_length blocks"},
+      {"dataset_num_proc",
+       "tokenizing uses every core already (LOOM_NUM_THREADS), and its result is cached"},
+      {"use_rslora", "rank-stabilized LoRA is not implemented (the scale is lora_alpha / r)"},
+      {"use_dora", "DoRA is not implemented: plain LoRA (--use_lora)"},
+      {"modules_to_save", "not implemented: with --use_lora only the adapters train"},
+      {"lora_bias", "not implemented: LoRA adapters without biases (PEFT's bias='none')"},
+      {"init_lora_weights", "loom initialises LoRA as PEFT's default (B = 0): only true"},
   };
   for (const auto& [flag, answer] : kAnswers)
     if (name == flag) return answer;

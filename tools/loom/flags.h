@@ -109,4 +109,12 @@ CLI::Option* add_bool_flag(CLI::App& app, const std::string& name, bool& target,
 /// one sentence saying what loom does instead; "" for any other name.
 std::string hf_flag_answer(const std::string& name);
 
+/// True when `value` (a flag's text: "false", "none" for JSON null) is the
+/// default Hugging Face's dataclasses give `name`, a flag loom refuses or
+/// does not have (fp16 false, push_to_hub false, do_predict false,
+/// remove_unused_columns true, ...: hf_defaults.cpp): it asks for nothing,
+/// so the command line and config files accept it silently (an exported
+/// training_args.json runs). False for every other name and value.
+bool hf_value_asks_nothing(const std::string& name, const std::string& value);
+
 }  // namespace loom::cli

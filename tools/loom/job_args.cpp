@@ -131,6 +131,7 @@ const std::vector<JobField>& job_table() {
        &JobArgs::dataset_test_split},
       {{"use_lora", "bool", "Train LoRA adapters on the frozen model (PEFT's format)."},
        &JobArgs::use_lora},
+      {{"use_peft", "bool", "TRL's name (ModelConfig) for --use_lora."}, &JobArgs::use_lora},
       {{"lora_r", "int", "LoRA rank r."}, &JobArgs::lora_r},
       {{"lora_alpha", "float", "LoRA alpha; the update is scaled by alpha / r."},
        &JobArgs::lora_alpha},
@@ -328,8 +329,8 @@ const std::map<std::string, std::string>& train_only_flags() {
         "--model_name_or_path";
     std::map<std::string, std::string> t;
     for (const char* n : {"model_type", "config_name", "config_overrides"}) t[n] = untrained;
-    for (const char* n :
-         {"use_lora", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "merge_lora"})
+    for (const char* n : {"use_lora", "use_peft", "lora_r", "lora_alpha", "lora_dropout",
+                          "lora_target_modules", "merge_lora"})
       t[n] = lora;
     // clang-format off
     static const char* const kTrainOnly[] = {

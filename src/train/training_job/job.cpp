@@ -107,6 +107,7 @@ Job build_job(const JobArguments& given_job, TrainingArguments& training,
   p.tokenizer_dir = tokenizer_dir(job);
   Tokenizer tok = Tokenizer::from_pretrained(p.tokenizer_dir);
   p.plan = plan_model(job, tok);
+  check_arguments_serve_task(job, p.plan, options.given);
   if (want_train) check_training_fits(p.plan, training);  // before reading any data
   p.data = load_job_data(job, p.plan, tok, want_train, options.want_eval);
   p.model = options.model ? options.model
