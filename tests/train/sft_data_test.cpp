@@ -23,6 +23,7 @@
 #include "loom/collator.h"
 #include "loom/job.h"
 #include "loom/model_registry.h"
+#include "train/sft_case_job.h"
 
 namespace loom {
 namespace sft_data_test {
@@ -64,24 +65,8 @@ TEST(SftData, EqualsTrlSftTrainerOnEveryFixtureCase) {
   ASSERT_GE(cases["cases"].size(), 12u);
   for (const auto& [name, c] : cases["cases"].items()) {
     SCOPED_TRACE(name);
-    JobArguments job;
-    job.task = kTaskSft;
-    job.tokenizer_name = tok_dir;
-    job.train_file = kFixtures + "/" + c["rows"].get<std::string>();
-    const std::string tmpl = c["template"];
-    if (tmpl.rfind("shared:", 0) == 0)
-      job.chat_template_path = testing::shared_data_dir() + "/chat_templates/" + tmpl.substr(7);
-    else if (tmpl.rfind("fixture:", 0) == 0)
-      job.chat_template_path = kFixtures + "/" + tmpl.substr(8);
-    const nlohmann::json& cfg = c["config"];
-    if (cfg.contains("max_length"))
-      job.max_length = cfg["max_length"].is_null()
-                           ? std::nullopt
-                           : std::optional(cfg["max_length"].get<int64_t>());
-    if (cfg.contains("completion_only_loss"))
-      job.completion_only_loss = cfg["completion_only_loss"].get<bool>();
-    if (cfg.contains("assistant_only_loss"))
-      job.assistant_only_loss = cfg["assistant_only_loss"].get<bool>();
+    JobArguments job =
+        testing::sft_case_job(c, tok_dir, kFixtures + "/" + c["rows"].get<std::string>());
     JobData data = load_sft_data(job, sft_plan(), tok, true, false);
     const auto& ex = std::dynamic_pointer_cast<const data::InMemoryDataset>(data.train)->examples();
     ASSERT_EQ(ex.size(), c["input_ids"].size());

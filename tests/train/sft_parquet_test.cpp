@@ -22,6 +22,7 @@
 #include "io/parquet_rows.h"
 #include "loom/job.h"
 #include "loom/model_registry.h"
+#include "train/sft_case_job.h"
 
 namespace loom {
 namespace sft_parquet_test {
@@ -100,25 +101,9 @@ TEST(SftParquet, TokensEqualTheJsonlVersionAndTrlOnEveryFixtureCase) {
   nlohmann::json cases = nlohmann::json::parse(std::ifstream(kSft + "/cases.json"));
   for (const auto& [name, c] : cases["cases"].items()) {
     SCOPED_TRACE(name);
-    JobArguments job;
-    job.task = kTaskSft;
-    job.tokenizer_name = tok_dir;
     const std::string rows = c["rows"].get<std::string>();
-    job.train_file = kParquet + "/" + rows.substr(0, rows.size() - 6) + ".parquet";
-    const std::string tmpl = c["template"];
-    if (tmpl.rfind("shared:", 0) == 0)
-      job.chat_template_path = testing::shared_data_dir() + "/chat_templates/" + tmpl.substr(7);
-    else if (tmpl.rfind("fixture:", 0) == 0)
-      job.chat_template_path = kSft + "/" + tmpl.substr(8);
-    const nlohmann::json& cfg = c["config"];
-    if (cfg.contains("max_length"))
-      job.max_length = cfg["max_length"].is_null()
-                           ? std::nullopt
-                           : std::optional(cfg["max_length"].get<int64_t>());
-    if (cfg.contains("completion_only_loss"))
-      job.completion_only_loss = cfg["completion_only_loss"].get<bool>();
-    if (cfg.contains("assistant_only_loss"))
-      job.assistant_only_loss = cfg["assistant_only_loss"].get<bool>();
+    JobArguments job = testing::sft_case_job(
+        c, tok_dir, kParquet + "/" + rows.substr(0, rows.size() - 6) + ".parquet");
     const std::vector<data::Example> ex =
         examples_of(load_sft_data(job, sft_plan(), tok, true, false));
     ASSERT_EQ(ex.size(), c["input_ids"].size());

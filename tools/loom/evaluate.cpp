@@ -35,12 +35,11 @@ void run_evaluate(const FlagSet& flags, const CLI::App& app) {
   // (they would land in ./trainer_output/runs/, or fail where it is read-only),
   // so a flag that asks for files is an error rather than ignored.
   if (!cmd.given.count("output_dir")) {
-    for (const char* name : {"logging_dir", "report_to"})
-      LOOM_CHECK(!cmd.given.count(name) ||
-                     (std::string(name) == "report_to" && cmd.given.at(name) == "none"),
-                 "[loom evaluate] --", name,
-                 " needs --output_dir (without it loom evaluate "
-                 "prints its metrics and writes no file)");
+    const char* why =
+        " needs --output_dir (without it loom evaluate prints its metrics and writes no file)";
+    LOOM_CHECK(!cmd.given.count("logging_dir"), "[loom evaluate] --logging_dir", why);
+    LOOM_CHECK(!cmd.given.count("report_to") || cmd.given.at("report_to") == "none",
+               "[loom evaluate] --report_to", why);
     args.report_to = "none";
   }
   args.validate();
